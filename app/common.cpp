@@ -1,0 +1,72 @@
+#include "app/common.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <system_error>
+
+#include "model/error.h"
+
+namespace npusim::app {
+
+namespace fs = std::filesystem;
+
+std::vector<fs::path> data_dirs() {
+  std::vector<fs::path> dirs;
+  if (const char* env = std::getenv("NPUSIM_DATA_DIR"); env != nullptr && *env != '\0') {
+    dirs.emplace_back(env);
+  }
+  dirs.emplace_back(NPUSIM_INSTALL_DATA_DIR);
+  dirs.emplace_back(NPUSIM_SOURCE_DATA_DIR);
+  return dirs;
+}
+
+std::vector<fs::path> hw_spec_dirs() {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& d : data_dirs()) {
+    if (fs::is_directory(d / "hw_specs", ec)) out.push_back(d / "hw_specs");
+  }
+  return out;
+}
+
+HwSpec load_hw(const std::string& name_or_path, const std::vector<std::string>& overlays) {
+  const fs::path file = resolve_hw_spec(name_or_path, hw_spec_dirs());
+  std::vector<fs::path> ov(overlays.begin(), overlays.end());
+  return load_hw_spec(file, ov);
+}
+
+void write_output_file(const fs::path& path, const std::string& content) {
+  if (path == "-") {
+    std::cout << content;
+    std::cout.flush();
+    return;
+  }
+  fs::path tmp = path;
+  tmp += ".npusim-tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError({path.string(), 0, 0}, "cannot open for writing");
+    out << content;
+    out.flush();
+    if (!out) {
+      out.close();
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw InputError({path.string(), 0, 0}, "write failed");
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw InputError({path.string(), 0, 0}, "cannot rename the finished output into place");
+  }
+}
+
+void warn(const std::string& what) { std::cerr << "warning: " << what << '\n'; }
+
+}  // namespace npusim::app

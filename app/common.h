@@ -1,0 +1,37 @@
+#pragma once
+// Shared plumbing of the CLI subcommands: where data lives, loading a chip by name,
+// writing output files atomically, printing warnings.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "model/hw_spec.h"
+
+namespace CLI {
+class App;
+}
+
+namespace npusim::app {
+
+/// Directories searched for hw_specs/ (and scenarios/): $NPUSIM_DATA_DIR, the install prefix's
+/// share/npusim, then the source tree this binary was built from.
+[[nodiscard]] std::vector<std::filesystem::path> data_dirs();
+/// data_dirs() with "/hw_specs" appended, existing ones only.
+[[nodiscard]] std::vector<std::filesystem::path> hw_spec_dirs();
+/// Loads a chip by name or path, with overlays applied in order.
+[[nodiscard]] HwSpec load_hw(const std::string& name_or_path,
+                             const std::vector<std::string>& overlays = {});
+
+/// Writes `content` to `path` through a temporary file in the same folder and a rename, so a
+/// failure never leaves a partial file. "-" writes to stdout.
+void write_output_file(const std::filesystem::path& path, const std::string& content);
+
+/// Prints `warning: what` to stderr.
+void warn(const std::string& what);
+
+/// Subcommand registration; each lives in its own cmd_*.cpp.
+void register_predict(CLI::App& app);
+void register_hw(CLI::App& app);
+
+}  // namespace npusim::app

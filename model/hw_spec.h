@@ -1,0 +1,174 @@
+#pragma once
+// The hardware spec of one chip: an immutable, validated struct loaded from hw_specs/*.toml
+// (CONVENTIONS.md: parsed specs kept apart from the model that evaluates them).
+// Every field is required in a chip file; an overlay file may set any subset.
+// Field names are the TOML keys (section.key), units are in the names.
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace npusim {
+
+/// Classes of vector instructions with distinct steady-state cost per 256-byte repeat.
+/// TOML keys in [vector.cycles_per_repeat] are the names returned by vector_class_name().
+enum class VectorClass : std::uint8_t {
+  kUnary,           ///< abs, relu, muls/adds, copy, dup, brcb
+  kBinary,          ///< add, sub, mul, max, min, cmp, sel
+  kConvert,         ///< vconv (Cast)
+  kTranscendental,  ///< exp, ln, sqrt, div, rsqrt
+  kMultiplyAdd,     ///< vmadd, vmla
+  kReduce,          ///< vcadd/vcmax whole-repeat reduce
+  kSigmoid,         ///< sigmoid as composed by the op library
+  kTanh,            ///< tanh, gelu (tanh form)
+  kErf,             ///< erf, exact gelu
+  kGather,          ///< vgather
+  kSort,            ///< vmrgsort4 / vbitsort, one merge pass
+  kTranspose,       ///< vnchwconv (TransData, Transpose)
+  kCount
+};
+inline constexpr std::size_t kVectorClassCount = static_cast<std::size_t>(VectorClass::kCount);
+/// TOML key of a vector class ("unary", "binary", ...).
+[[nodiscard]] const char* vector_class_name(VectorClass c) noexcept;
+
+/// [chip]: identity, core counts, clock and on-chip memory sizes.
+struct ChipSpec {
+  std::string name;          ///< lookup name, e.g. "ascend910b3" (file stem)
+  std::string display_name;  ///< e.g. "Ascend 910B3"
+  std::string soc_version;   ///< as CANN and profiler_info write it, e.g. "Ascend910B3"
+  bool split_cores = true;   ///< true: separate AIC/AIV cores (220x); false: coupled AI cores (200x)
+  int cube_cores = 0;        ///< AIC count (coupled: AI core count)
+  int vector_cores = 0;      ///< AIV count (coupled: AI core count, their vector units)
+  int aicpu_cores = 0;       ///< AI CPU cores available to operators
+  double freq_mhz = 0;       ///< AI core clock
+  double hbm_bytes = 0;      ///< device memory capacity
+  double l2_bytes = 0;
+  double l1_bytes = 0;
+  double l0a_bytes = 0;
+  double l0b_bytes = 0;
+  double l0c_bytes = 0;
+  double ub_bytes = 0;  ///< unified buffer per vector core
+};
+
+/// [cube]: the matrix unit of one AIC.
+struct CubeSpec {
+  int fractal_m = 0;                 ///< M0 of the fractal (16)
+  int fractal_n = 0;                 ///< N0 (16)
+  int fractal_k_bytes = 0;           ///< K0 × dtype size (32 B: fp16 K0=16, int8 K0=32, fp32 K0=8)
+  double macs_per_cycle_fp16 = 0;    ///< MACs per cycle per cube core at fp16/bf16
+  double int8_rate_factor = 0;       ///< int8 MAC rate relative to fp16
+  double fp32_rate_factor = 0;       ///< fp32/hf32 MAC rate relative to fp16
+  double efficiency = 0;             ///< sustained fraction of peak for a large ND GEMM, (0, 1]
+  double transposed_a_efficiency = 0;  ///< extra factor when A is read transposed, (0, 1]
+  double nz_efficiency = 0;          ///< factor for pre-tiled FRACTAL_NZ operands, (0, 1.5]
+  int tile_m = 0;                    ///< base block rows per core (elements)
+  int tile_n = 0;                    ///< base block columns per core (elements)
+  double l1_to_l0a_bytes_per_cycle = 0;  ///< MTE1 rate into L0A
+  double l1_to_l0b_bytes_per_cycle = 0;  ///< MTE1 rate into L0B
+  double fixpipe_bytes_per_cycle = 0;    ///< L0C -> GM through FixPipe
+  double nd2nz_load_factor = 0;          ///< MTE2 rate factor when loading ND and converting to NZ
+  double mix_vector_ratio = 0;           ///< AIV used per AIC by a MIX kernel (1:2 on 220x)
+};
+
+/// [vector]: the vector unit of one AIV, and its scalar unit.
+struct VectorSpec {
+  int repeat_bytes = 0;  ///< bytes one vector instruction repeat processes (256)
+  std::array<double, kVectorClassCount> cycles_per_repeat{};  ///< [vector.cycles_per_repeat]
+  double api_overhead_cycles = 0;        ///< fixed cost of one vector API call on one UB tile
+  double scalar_cycles_per_element = 0;  ///< scalar-unit fallback (int64 arithmetic), per element
+  double scalar_cycles_per_index = 0;    ///< address computation per gathered/scattered row
+  double min_bytes_per_core = 0;         ///< smallest chunk a tiler hands one core
+  int ub_buffers = 0;                    ///< UB split for double-buffered in+out tiles
+};
+
+/// [memory]: global memory, L2 and the per-core DMA engines (MTE2 in, MTE3 out).
+struct MemorySpec {
+  double hbm_bandwidth_gbps = 0;          ///< nominal device HBM bandwidth, GB/s (1e9 B/s)
+  double hbm_efficiency = 0;              ///< achievable fraction of nominal for streaming
+  double l2_bandwidth_gbps = 0;           ///< chip L2 bandwidth, GB/s
+  double l2_hit_ratio_default = 0;        ///< hit ratio assumed by a lone `predict`, [0, 1]
+  double gm_read_bytes_per_cycle = 0;     ///< per-core MTE2 rate from HBM
+  double l2_read_bytes_per_cycle = 0;     ///< per-core MTE2 rate on an L2 hit
+  double gm_write_bytes_per_cycle = 0;    ///< per-core MTE3 rate to GM
+  int block_bytes = 0;                    ///< DMA granularity and UB alignment (32)
+  double read_latency_cycles = 0;         ///< first-byte latency of a GM read, paid once per kernel
+  double write_latency_cycles = 0;        ///< latency of the last write, paid once per kernel
+  double mte2_setup_cycles = 0;           ///< per DMA instruction in
+  double mte3_setup_cycles = 0;           ///< per DMA instruction out
+};
+
+/// [overhead]: device-side costs that are not data or math.
+struct OverheadSpec {
+  double launch_cycles = 0;          ///< kernel head: fixed part
+  double per_block_cycles = 0;       ///< kernel head: per block (core) launched
+  double conflict_coefficient = 0;   ///< (0, 1]: loss from same-address accesses at full cores
+  double index_dup_ratio_default = 0;  ///< default `index_dup_ratio` attribute, [0, 1]
+};
+
+/// [host]: the host CPU side of launching work.
+struct HostSpec {
+  double launch_aclnn_us = 0;        ///< host time to launch one aclnn op
+  double launch_aclop_us = 0;        ///< host time to launch one aclop (GE single-op) op
+  double recompile_us = 0;           ///< aclop whose attributes changed: online compile
+  double dynamic_shape_sync_us = 0;  ///< device->host->device round trip for a data-dependent shape
+  double ns_per_element = 0;         ///< an op placed on the host CPU, per element processed
+  int launch_queue_depth = 0;        ///< launches that may run ahead of the device
+};
+
+/// [aicpu]: the AI CPU cores.
+struct AicpuSpec {
+  double dispatch_us = 0;     ///< fixed cost of one AI CPU task
+  double ns_per_element = 0;  ///< per element processed
+};
+
+/// [pcie]: the host link.
+struct PcieSpec {
+  double bandwidth_gbps = 0;   ///< nominal link rate, GB/s per direction
+  double efficiency = 0;       ///< achievable fraction (the advisor flags below this)
+  double latency_us = 0;       ///< per transfer
+};
+
+/// One chip, fully specified. Immutable after load.
+struct HwSpec {
+  ChipSpec chip;
+  CubeSpec cube;
+  VectorSpec vector;
+  MemorySpec memory;
+  OverheadSpec overhead;
+  HostSpec host;
+  AicpuSpec aicpu;
+  PcieSpec pcie;
+  std::filesystem::path source;              ///< the chip file
+  std::vector<std::filesystem::path> overlays;  ///< applied overlays, in order
+  std::vector<std::string> overlaid_keys;    ///< "section.key" values that an overlay set
+
+  /// Cycles per microsecond (= MHz).
+  [[nodiscard]] double cycles_per_us() const noexcept { return chip.freq_mhz; }
+  /// Peak cube rate of the whole chip in TFLOP/s for fp16 (2 FLOPs per MAC).
+  [[nodiscard]] double peak_cube_tflops_fp16() const noexcept;
+  /// Peak vector rate of the whole chip in Telement-ops/s for fp16 (one binary op per lane).
+  [[nodiscard]] double peak_vector_tops_fp16() const noexcept;
+  /// Effective streaming HBM bandwidth, bytes per microsecond.
+  [[nodiscard]] double hbm_bytes_per_us() const noexcept;
+  /// L2 bandwidth, bytes per microsecond.
+  [[nodiscard]] double l2_bytes_per_us() const noexcept;
+};
+
+/// Loads and validates a chip file, then applies each overlay in order.
+/// Throws InputError with file:line:col for any defect (type, range, unknown key).
+[[nodiscard]] HwSpec load_hw_spec(const std::filesystem::path& file,
+                                  const std::vector<std::filesystem::path>& overlays = {});
+
+/// Resolves a chip given by name ("ascend910b3", case-insensitive, "910b3" accepted) or by path.
+/// Searches `search_dirs` in order. Throws InputError naming the known chips when not found.
+[[nodiscard]] std::filesystem::path resolve_hw_spec(const std::string& name_or_path,
+                                                    const std::vector<std::filesystem::path>& search_dirs);
+
+/// All chip files in the search dirs (first occurrence of a name wins), sorted by name.
+[[nodiscard]] std::vector<std::filesystem::path> list_hw_specs(
+    const std::vector<std::filesystem::path>& search_dirs);
+
+}  // namespace npusim

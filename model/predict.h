@@ -1,0 +1,29 @@
+#pragma once
+// predict(): the op model's one entry point.
+
+#include "model/hw_spec.h"
+#include "model/op_cost.h"
+#include "model/op_desc.h"
+
+namespace npusim {
+
+/// How many cores of each kind the op may use (its stream's core limit). 0 = the whole chip.
+struct CoreBudget {
+  int cube_cores = 0;
+  int vector_cores = 0;
+};
+
+/// Context the simulator knows and a lone op does not.
+struct PredictContext {
+  /// Fraction of the op's GM reads that hit L2; negative = the spec's default.
+  double l2_hit_ratio = -1;
+  /// Fraction of the chip's HBM bandwidth this op may use (the simulator shares it); (0, 1].
+  double hbm_share = 1;
+};
+
+/// Predicts one execution of `op` on `hw` within `budget`. Never throws on a well-formed OpDesc;
+/// never allocates. Every part of the result traces to a field of `hw` or of `op`.
+[[nodiscard]] OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget = {},
+                             const PredictContext& ctx = {});
+
+}  // namespace npusim
