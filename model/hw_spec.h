@@ -69,6 +69,7 @@ struct CubeSpec {
   double l1_to_l0a_bytes_per_cycle = 0;  ///< MTE1 rate into L0A
   double l1_to_l0b_bytes_per_cycle = 0;  ///< MTE1 rate into L0B
   double fixpipe_bytes_per_cycle = 0;    ///< L0C -> GM through FixPipe
+  double gm_to_l1_bytes_per_cycle = 0;   ///< per-core MTE2 rate GM -> L1 (the cube's operand path)
   double nd2nz_load_factor = 0;          ///< MTE2 rate factor when loading ND and converting to NZ
   double mix_vector_ratio = 0;           ///< AIV used per AIC by a MIX kernel (1:2 on 220x)
 };
