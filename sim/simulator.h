@@ -1,0 +1,77 @@
+#pragma once
+// The discrete-event kernel: one Simulator object owns the clock, the event queue, the random
+// number generator (seeded from the scenario) and the kernel's counters. No globals and no wall
+// clock, so a sweep can run many simulations on many threads in one process and each run is a
+// pure function of its inputs and seed.
+
+#include <cstdint>
+#include <random>
+
+#include "sim/event_queue.h"
+
+namespace npusim::sim {
+
+/// Counters the kernel keeps about itself.
+struct KernelStats {
+  std::uint64_t events_scheduled = 0;
+  std::uint64_t events_processed = 0;
+  std::uint64_t events_cancelled = 0;
+  std::size_t max_pending = 0;  ///< largest number of live events seen at once
+};
+
+/// Clock + queue + RNG. Events scheduled in the past are refused (InternalError).
+class Simulator {
+ public:
+  /// `seed` seeds the std::mt19937_64 every random draw of the run comes from.
+  explicit Simulator(std::uint64_t seed) : rng_(seed) {}
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  /// Current simulated time.
+  [[nodiscard]] TimeNs now() const noexcept { return now_ns_; }
+
+  /// Schedules `target->on_event(kind, payload)` at absolute time `at_ns` (>= now()).
+  /// Among events of the same time, lower `priority` runs first, then insertion order.
+  EventHandle schedule_at(TimeNs at_ns, EventTarget* target, std::uint32_t kind,
+                          std::uint64_t payload = 0, std::int32_t priority = 0);
+  /// Schedules after `delay_ns` (>= 0) from now().
+  EventHandle schedule_in(TimeNs delay_ns, EventTarget* target, std::uint32_t kind,
+                          std::uint64_t payload = 0, std::int32_t priority = 0) {
+    return schedule_at(now_ns_ + delay_ns, target, kind, payload, priority);
+  }
+  /// Cancels a pending event; false when it already ran or was cancelled.
+  bool cancel(EventHandle h) noexcept;
+  /// True while `h` is scheduled and not yet run or cancelled.
+  [[nodiscard]] bool pending(EventHandle h) const noexcept { return queue_.pending(h); }
+
+  /// Runs events in (time, priority, sequence) order until the queue is empty, stop() is
+  /// called, or the next event lies after `until_ns` (events at exactly `until_ns` run).
+  /// Returns the number of events processed by this call. Throws InternalError if an event
+  /// would move time backwards.
+  std::uint64_t run(TimeNs until_ns = kTimeNever);
+  /// Makes run() return after the event being handled.
+  void stop() noexcept { stop_ = true; }
+
+  /// The run's random number generator.
+  [[nodiscard]] std::mt19937_64& rng() noexcept { return rng_; }
+  /// A uniform double in [0, 1) from 53 random bits (portable, unlike std distributions).
+  [[nodiscard]] double uniform01() noexcept {
+    return static_cast<double>(rng_() >> 11) * 0x1.0p-53;
+  }
+  /// An exponential variate of the given mean (inverse transform; portable across libraries).
+  [[nodiscard]] double exponential(double mean) noexcept;
+
+  /// The kernel's counters.
+  [[nodiscard]] const KernelStats& stats() const noexcept { return stats_; }
+  /// Live events waiting in the queue.
+  [[nodiscard]] std::size_t pending_events() const noexcept { return queue_.size(); }
+
+ private:
+  TimeNs now_ns_ = 0;
+  bool stop_ = false;
+  EventQueue queue_;
+  std::mt19937_64 rng_;
+  KernelStats stats_;
+};
+
+}  // namespace npusim::sim
