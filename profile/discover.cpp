@@ -1,0 +1,219 @@
+#include "profile/discover.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <system_error>
+
+#include "model/error.h"
+#include "profile/columns.h"
+#include "profile/csv_reader.h"
+
+namespace npusim::profile {
+
+namespace fs = std::filesystem;
+
+std::vector<fs::path> ProfileSource::files() const {
+  std::vector<fs::path> out = kernel_files;
+  for (const auto* f : {&op_statistic, &task_time, &api_statistic, &pcie, &trace_json,
+                        &profiler_info}) {
+    if (*f) out.push_back(**f);
+  }
+  return out;
+}
+
+namespace {
+
+enum class FileRole { kNone, kKernel, kOpStatistic, kTaskTime, kApiStatistic, kPcie, kTrace, kInfo };
+
+bool starts_with(const std::string& s, std::string_view p) { return s.rfind(p, 0) == 0; }
+bool ends_with(const std::string& s, std::string_view p) {
+  return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
+}
+
+// File names as msprof (op_summary_<ts>.csv, op_summary_slice_0_<ts>.csv, op_summary_0_1_1.csv)
+// and torch_npu (kernel_details.csv, trace_view.json, profiler_info_<rank>.json) write them.
+FileRole role_of(const fs::path& p) {
+  const std::string n = p.filename().string();
+  if (ends_with(n, ".csv")) {
+    if (starts_with(n, "op_summary") || starts_with(n, "kernel_details")) return FileRole::kKernel;
+    if (starts_with(n, "op_statistic")) return FileRole::kOpStatistic;
+    if (starts_with(n, "task_time")) return FileRole::kTaskTime;
+    if (starts_with(n, "api_statistic")) return FileRole::kApiStatistic;
+    if (starts_with(n, "pcie")) return FileRole::kPcie;
+  } else if (ends_with(n, ".json")) {
+    if (n == "trace_view.json" || (starts_with(n, "msprof_") && !starts_with(n, "msprof_tx")))
+      return FileRole::kTrace;
+    if (starts_with(n, "profiler_info")) return FileRole::kInfo;
+  }
+  return FileRole::kNone;
+}
+
+bool is_prof_dir(const fs::path& p) { return starts_with(p.filename().string(), "PROF_"); }
+bool is_ascend_pt_dir(const fs::path& p) { return ends_with(p.filename().string(), "_ascend_pt"); }
+
+void put(ProfileSource& s, FileRole role, const fs::path& file, std::vector<std::string>& notes) {
+  auto set = [&](std::optional<fs::path>& slot, const char* what) {
+    if (slot && *slot != file) {
+      // Several exports in one folder: the later name (timestamps sort) wins, and we say so.
+      const fs::path keep = std::max(*slot, file);
+      notes.push_back(fmt::format("{}: several {} files; using {}", s.name, what,
+                                  keep.filename().string()));
+      slot = keep;
+      return;
+    }
+    slot = file;
+  };
+  switch (role) {
+    case FileRole::kKernel: s.kernel_files.push_back(file); break;
+    case FileRole::kOpStatistic: set(s.op_statistic, "op_statistic"); break;
+    case FileRole::kTaskTime: set(s.task_time, "task_time"); break;
+    case FileRole::kApiStatistic: set(s.api_statistic, "api_statistic"); break;
+    case FileRole::kPcie: set(s.pcie, "pcie"); break;
+    case FileRole::kTrace: set(s.trace_json, "timeline JSON"); break;
+    case FileRole::kInfo: set(s.profiler_info, "profiler_info"); break;
+    case FileRole::kNone: break;
+  }
+}
+
+// A CSV with an unknown name is taken as a kernel table when its header says so.
+bool looks_like_kernel_table(const fs::path& file) {
+  CsvReader r(file);
+  const ColumnMap m(r.header(), r.file(), r.header_line());
+  return m.has(Col::kOpName) && m.has(Col::kDuration) && m.has(Col::kStartTime);
+}
+
+// The name of a profile: the nearest PROF_* or *_ascend_pt ancestor (with the path below it),
+// relative to where the search started.
+std::string profile_name(const fs::path& folder, const fs::path& search_root) {
+  fs::path anchor;
+  for (fs::path p = folder; !p.empty() && p != p.root_path(); p = p.parent_path()) {
+    if (is_ascend_pt_dir(p) || is_prof_dir(p)) {
+      anchor = p;
+      break;
+    }
+  }
+  const fs::path base = anchor.empty() ? folder : anchor;
+  std::error_code ec;
+  fs::path rel = fs::relative(base, search_root, ec);
+  std::string name = (ec || rel.empty() || rel == ".") ? base.filename().string() : rel.string();
+  // Keep device_N and similar below the anchor so two devices of one PROF_ stay apart.
+  if (!anchor.empty() && folder != anchor) {
+    const fs::path below = fs::relative(folder, anchor, ec);
+    std::string tail;
+    for (const auto& part : below) {
+      const std::string s = part.string();
+      if (starts_with(s, "device_") || starts_with(s, "rank")) tail += "/" + s;
+    }
+    name += tail;
+  }
+  return name.empty() ? folder.string() : name;
+}
+
+}  // namespace
+
+Discovery discover_profiles(const fs::path& path) {
+  std::error_code ec;
+  const std::string shown = path.string();
+  if (!fs::exists(path, ec)) throw InputError({shown, 0, 0}, "no such file or folder");
+  Discovery d;
+
+  if (fs::is_regular_file(path, ec)) {
+    ProfileSource s;
+    s.name = path.filename().string();
+    s.folder = path.parent_path();
+    s.producer = "file";
+    FileRole role = role_of(path);
+    if (role == FileRole::kNone && path.extension() == ".csv" && looks_like_kernel_table(path)) {
+      role = FileRole::kKernel;
+    }
+    if (role == FileRole::kNone) {
+      throw InputError({shown, 0, 0},
+                       "not a profiler file npusim reads: expected op_summary_*.csv, "
+                       "kernel_details.csv, op_statistic*.csv, task_time_*.csv, "
+                       "api_statistic*.csv, pcie_*.csv, msprof_*.json or trace_view.json");
+    }
+    put(s, role, path, d.notes);
+    d.profiles.push_back(std::move(s));
+    return d;
+  }
+
+  // Group the files by the folder they sit in: one folder of summaries = one device or rank.
+  std::map<fs::path, std::vector<std::pair<FileRole, fs::path>>> by_folder;
+  std::vector<fs::path> infos;  // profiler_info_*.json sit one level above ASCEND_PROFILER_OUTPUT
+  fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec);
+  if (ec) throw InputError({shown, 0, 0}, fmt::format("cannot list the folder: {}", ec.message()));
+  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    if (it.depth() > 8) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_regular_file(ec)) continue;
+    const FileRole role = role_of(it->path());
+    if (role == FileRole::kNone) continue;
+    if (role == FileRole::kInfo) {
+      infos.push_back(it->path());
+      continue;
+    }
+    by_folder[it->path().parent_path()].emplace_back(role, it->path());
+  }
+
+  // torch_npu keeps the raw msprof data (PROF_*) inside *_ascend_pt next to its own
+  // ASCEND_PROFILER_OUTPUT: the same kernels twice. Prefer ASCEND_PROFILER_OUTPUT.
+  std::vector<fs::path> torch_roots;
+  for (const auto& [folder, files] : by_folder) {
+    if (folder.filename() == "ASCEND_PROFILER_OUTPUT") torch_roots.push_back(folder.parent_path());
+  }
+  for (auto& [folder, files] : by_folder) {
+    bool shadowed = false;
+    for (const auto& root : torch_roots) {
+      const auto rel = fs::relative(folder, root, ec);
+      if (!ec && !rel.empty() && *rel.begin() != ".." && is_prof_dir(root / *rel.begin())) {
+        shadowed = true;
+      }
+    }
+    const std::string name = profile_name(folder, path);
+    if (shadowed) {
+      d.notes.push_back(fmt::format("{}: raw msprof output inside a torch_npu folder, "
+                                    "ASCEND_PROFILER_OUTPUT used instead",
+                                    fs::relative(folder, path, ec).string()));
+      continue;
+    }
+    ProfileSource s;
+    s.name = name;
+    s.folder = folder;
+    s.producer = folder.filename() == "ASCEND_PROFILER_OUTPUT" ? "torch_npu" : "msprof";
+    std::sort(files.begin(), files.end());
+    for (const auto& [role, file] : files) put(s, role, file, d.notes);
+    std::sort(s.kernel_files.begin(), s.kernel_files.end());
+    for (const auto& info : infos) {
+      if (info.parent_path() == folder.parent_path() || info.parent_path() == folder) {
+        s.profiler_info = info;
+      }
+    }
+    if (s.kernel_files.empty() && !s.op_statistic) {
+      d.notes.push_back(fmt::format("{}: no op_summary / kernel_details / op_statistic file, "
+                                    "skipped",
+                                    name));
+      continue;
+    }
+    if (s.kernel_files.size() > 1) {
+      d.notes.push_back(fmt::format("{}: {} kernel tables read as one (slices)", name,
+                                    s.kernel_files.size()));
+    }
+    d.profiles.push_back(std::move(s));
+  }
+  if (d.profiles.empty()) {
+    throw InputError({shown, 0, 0},
+                     "no profile found: expected a PROF_* folder (mindstudio_profiler_output/"
+                     "op_summary_*.csv), a *_ascend_pt folder (ASCEND_PROFILER_OUTPUT/"
+                     "kernel_details.csv) or such a file");
+  }
+  std::sort(d.profiles.begin(), d.profiles.end(),
+            [](const ProfileSource& a, const ProfileSource& b) { return a.name < b.name; });
+  return d;
+}
+
+}  // namespace npusim::profile

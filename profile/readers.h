@@ -1,0 +1,156 @@
+#pragma once
+// Readers for the summary files msprof and the torch_npu profiler write. Each reads by header
+// name through the alias table (profile/columns.h). The kernel table (op_summary_*.csv,
+// kernel_details.csv) is streamed row by row, so a file of millions of rows is read in bounded
+// memory; the small summary files are returned whole.
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/error.h"
+
+namespace npusim::profile {
+
+/// What a task is, from its Task Type / Accelerator Core and its name.
+enum class TaskKind : std::uint8_t {
+  kCube,           ///< AI_CORE (cube on split-core chips)
+  kVector,         ///< AI_VECTOR_CORE
+  kMix,            ///< MIX_AIC, MIX_AIV
+  kAicpu,          ///< AI_CPU
+  kCommunication,  ///< HCCL / COMMUNICATION or an hcom_* op: kept apart from compute
+  kOther,          ///< DSA_SQE, SDMA, EVENT_RECORD, ...: device tasks that are not kernels
+  kUnknown         ///< N/A (profiler Level0 does not record the core type)
+};
+/// "cube", "vector", "mix", "aicpu", "communication", "other", "unknown".
+[[nodiscard]] const char* task_kind_name(TaskKind k) noexcept;
+/// Classifies a task from its type string and op name (hcom_* is communication whatever its type).
+[[nodiscard]] TaskKind classify_task(std::string_view task_type, std::string_view op_name) noexcept;
+/// True for kinds that run a kernel on the AI cores or AI CPU (cube, vector, mix, aicpu, unknown).
+[[nodiscard]] bool is_compute(TaskKind k) noexcept;
+
+/// Parses a profiler timestamp in microseconds ("1764246877073569.640", trailing TAB already
+/// removed) into integer nanoseconds without going through a double, so values near 1.7e15 µs
+/// keep their last digit. Digits past the nanosecond are rounded half up. nullopt if malformed.
+[[nodiscard]] std::optional<std::int64_t> parse_time_us_to_ns(std::string_view s) noexcept;
+/// True for the profilers' spellings of a missing value: "N/A", "NA", "", "-", "nan".
+[[nodiscard]] bool is_missing(std::string_view s) noexcept;
+
+/// One row of op_summary_*.csv / kernel_details.csv. Metrics are 0 when the column is absent or
+/// the value is missing (N/A); KernelFileInfo says which columns the file has. Strings keep the
+/// profile's spelling.
+struct KernelRow {
+  std::uint32_t line = 0;            ///< line in the file (for messages)
+  std::int64_t step_id = -1;         ///< Step Id, -1 when the file has none
+  std::int64_t device_id = -1;
+  std::int64_t stream_id = -1;       ///< -1 when N/A (communication rows)
+  std::int64_t task_id = -1;
+  std::string name;
+  std::string type;                  ///< op type; empty when N/A
+  std::string op_state;              ///< dynamic | static | empty
+  std::string task_type;             ///< as written (AI_CORE, MIX_AIC, COMMUNICATION, N/A...)
+  TaskKind kind = TaskKind::kUnknown;
+  std::int64_t start_ns = 0;         ///< exact, from the µs timestamp
+  double duration_us = 0;
+  double wait_us = 0;                ///< 0 when missing
+  int block_dim = 0;
+  int mix_block_dim = 0;
+  std::string input_shapes, input_dtypes, input_formats;     ///< empty when N/A
+  std::string output_shapes, output_dtypes, output_formats;  ///< empty when N/A
+  double aic_time_us = 0, aic_total_cycles = 0, aic_mac_time_us = 0, aic_mac_ratio = 0;
+  double aic_mte2_time_us = 0, aic_mte2_ratio = 0;
+  double aiv_time_us = 0, aiv_total_cycles = 0, aiv_vec_time_us = 0, aiv_vec_ratio = 0;
+  double aiv_mte2_time_us = 0, aiv_mte2_ratio = 0, aiv_mte3_time_us = 0;
+  double mte2_time_us = 0, mte2_ratio = 0;  ///< unprefixed (coupled-core chips)
+  double cube_utilization_pct = 0;
+
+  /// End of the task in ns (start + duration, rounded to the ns).
+  [[nodiscard]] std::int64_t end_ns() const noexcept;
+};
+
+/// What the kernel-table reader found out about a file.
+struct KernelFileInfo {
+  std::string file;
+  std::string layout;            ///< e.g. "torch_npu kernel_details (CANN 8.x, aic_/aiv_ PMU)"
+  std::uint64_t rows = 0;
+  bool has_step_id = false;
+  bool has_stream_id = false;
+  bool has_shapes = false;       ///< Input Shapes/Data Types present
+  bool has_pmu = false;          ///< any cycle or pipe-time column present
+  bool has_cycles = false;       ///< aic_total_cycles present
+  bool has_mte2 = false;         ///< an mte2 ratio column present
+  bool has_cube_utilization = false;
+  std::vector<std::string> missing_optional;  ///< canonical names of optional columns absent
+};
+
+/// Streams the rows of an op_summary / kernel_details file to `on_row` (the row object is reused
+/// between calls: copy what you keep). Throws InputError with file:line(:col) for a missing
+/// required column (listing the columns found), a duplicate header, a wrong delimiter, a
+/// non-numeric value in a numeric column, a truncated row or an empty file.
+KernelFileInfo read_kernel_table(const std::filesystem::path& file,
+                                 const std::function<void(const KernelRow&)>& on_row);
+
+/// One row of op_statistic_*.csv / op_statistic.csv.
+struct OpStatRow {
+  std::uint32_t line = 0;
+  std::string type;
+  std::string core_type;
+  std::int64_t count = 0;
+  double total_us = 0, min_us = 0, avg_us = 0, max_us = 0, ratio_pct = 0;
+};
+[[nodiscard]] std::vector<OpStatRow> read_op_statistic(const std::filesystem::path& file);
+
+/// One row of task_time_*.csv (every device task, kernels and runtime tasks alike).
+struct TaskTimeRow {
+  std::uint32_t line = 0;
+  std::string kernel_name;  ///< empty when N/A (runtime tasks)
+  std::string kernel_type;  ///< hardware task type
+  std::int64_t stream_id = -1;
+  std::int64_t task_id = -1;
+  double task_time_us = 0;
+  std::int64_t start_ns = 0;
+};
+[[nodiscard]] std::vector<TaskTimeRow> read_task_time(const std::filesystem::path& file);
+
+/// One row of api_statistic_*.csv (host API time).
+struct ApiStatRow {
+  std::uint32_t line = 0;
+  std::string level;  ///< acl, runtime, node, model, hccl, ...
+  std::string api;
+  double time_us = 0;
+  std::int64_t count = 0;
+};
+[[nodiscard]] std::vector<ApiStatRow> read_api_statistic(const std::filesystem::path& file);
+
+/// One row of pcie_*.csv: a rate (MB/s) or latency (us) mode with its min/max/avg.
+struct PcieRow {
+  std::uint32_t line = 0;
+  std::string mode;  ///< e.g. "Tx_p_avg(MB/s)"
+  double min = 0, max = 0, avg = 0;
+};
+[[nodiscard]] std::vector<PcieRow> read_pcie(const std::filesystem::path& file);
+
+/// Facts from a timeline JSON (msprof_*.json or trace_view.json).
+struct TraceInfo {
+  std::string file;
+  std::uint64_t events = 0;           ///< all events
+  std::uint64_t device_tasks = 0;     ///< X events on the "Ascend Hardware" process
+  std::optional<double> aicore_freq_mhz;  ///< the highest "AI Core Freq" counter value
+};
+/// Reads a Chrome-trace JSON array (or an object with "traceEvents"). Throws InputError on
+/// malformed JSON, with the parser's byte offset turned into a line.
+[[nodiscard]] TraceInfo read_trace_json(const std::filesystem::path& file);
+
+/// Facts from torch_npu's profiler_info_<rank>.json.
+struct ProfilerInfo {
+  std::string cann_version;
+  std::string torch_npu_version;
+  std::optional<int> rank_id;
+};
+[[nodiscard]] ProfilerInfo read_profiler_info(const std::filesystem::path& file);
+
+}  // namespace npusim::profile
