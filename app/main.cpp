@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "npusim 0.1.0");
   npusim::app::register_predict(app);
   npusim::app::register_hw(app);
+  npusim::app::register_validate(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

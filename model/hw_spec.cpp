@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "model/error.h"
+#include "model/hw_overlay.h"
 #include "model/toml_reader.h"
 
 namespace npusim {
@@ -35,6 +36,10 @@ constexpr Range kNonNegative{0, kInf, false, false};  // latencies and overheads
 constexpr Range kEfficiency{0, 1, true, false};       // fractions of a peak: (0, 1]
 constexpr Range kRatio{0, 1, false, false};           // probabilities and shares: [0, 1]
 constexpr Range kNzEfficiency{0, 1.5, true, false};   // NZ operands may beat the ND reference
+
+// Chip files and overlays say the same about an empty file, whichever loader meets it first.
+constexpr const char* kEmptyFileMessage =
+    "file is empty (no TOML tables); expected a hw spec with [chip] or an overlay";
 
 bool is_power_of_two(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
@@ -241,7 +246,7 @@ void Loader::read_model_sections(TableReader& root, bool overlay) {
 void Loader::load_chip_file(const fs::path& file) {
   const TomlFile doc = parse_toml_file(file);
   if (doc.root.empty()) {
-    throw InputError({doc.file, 0, 0}, "empty file; expected a hw spec with a [chip] table");
+    throw InputError({doc.file, 0, 0}, kEmptyFileMessage);
   }
   TableReader root(doc);
   Section chip(*this, root.sub_table("chip"), "chip", false);
@@ -275,8 +280,7 @@ void Loader::load_chip_file(const fs::path& file) {
 void Loader::load_overlay(const fs::path& file) {
   const TomlFile doc = parse_toml_file(file);
   if (doc.root.empty()) {
-    throw InputError({doc.file, 0, 0},
-                     "empty overlay; expected hw sections such as [cube] or [memory], or [meta]");
+    throw InputError({doc.file, 0, 0}, kEmptyFileMessage);
   }
   TableReader root(doc);
   if (root.has("chip")) {
@@ -348,6 +352,24 @@ std::optional<std::string> peek_soc_version(const fs::path& file) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& hw_spec_sections() {
+  static const std::vector<std::string> kSections{"chip",     "cube", "vector", "memory",
+                                                  "overhead", "host", "aicpu",  "pcie"};
+  return kSections;
+}
+
+const std::vector<std::string>& hw_overlay_sections() {
+  static const std::vector<std::string> kSections{"cube", "vector", "memory", "overhead",
+                                                  "host", "aicpu",  "pcie",   "meta"};
+  return kSections;
+}
+
+std::vector<std::string> check_hw_overlay(const fs::path& file) {
+  Loader loader;
+  loader.load_overlay(file);
+  return std::move(loader.spec.overlaid_keys);
+}
 
 const char* vector_class_name(VectorClass c) noexcept {
   switch (c) {
