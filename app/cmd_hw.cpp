@@ -80,15 +80,15 @@ std::vector<Row> spec_rows(const HwSpec& s) {
   add("cube", "mix_vector_ratio", q.mix_vector_ratio, "AIV per AIC");
   const VectorSpec& v = s.vector;
   add("vector", "repeat_bytes", v.repeat_bytes, "B");
-  for (std::size_t i = 0; i < kVectorClassCount; ++i) {
-    r.push_back(Row{"vector.cycles_per_repeat", vector_class_name(static_cast<VectorClass>(i)),
-                    v.cycles_per_repeat[i], "cycles/repeat"});
-  }
   add("vector", "api_overhead_cycles", v.api_overhead_cycles, "cycles");
   add("vector", "scalar_cycles_per_element", v.scalar_cycles_per_element, "cycles/element");
   add("vector", "scalar_cycles_per_index", v.scalar_cycles_per_index, "cycles/index");
   add("vector", "min_bytes_per_core", v.min_bytes_per_core, "B");
   add("vector", "ub_buffers", v.ub_buffers, "buffers");
+  for (std::size_t i = 0; i < kVectorClassCount; ++i) {
+    r.push_back(Row{"vector.cycles_per_repeat", vector_class_name(static_cast<VectorClass>(i)),
+                    v.cycles_per_repeat[i], "cycles/repeat"});
+  }
   const MemorySpec& m = s.memory;
   add("memory", "hbm_bandwidth_gbps", m.hbm_bandwidth_gbps, "GB/s");
   add("memory", "hbm_efficiency", m.hbm_efficiency, "of nominal");
