@@ -22,7 +22,7 @@ struct PredictContext {
 };
 
 /// Predicts one execution of `op` on `hw` within `budget`. Never throws on a well-formed OpDesc;
-/// never allocates. Every part of the result traces to a field of `hw` or of `op`.
+/// allocates at most a few small vectors. Every part of the result traces to a field of `hw` or of `op`.
 [[nodiscard]] OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget = {},
                              const PredictContext& ctx = {});
 

@@ -1,0 +1,284 @@
+// Cube family: MatMul, BatchMatMul (with broadcast batch), Conv2D as an implicit GEMM.
+// Mechanisms: fractal padding of M, N, K (cube_efficiency), base-block tiling over cores with
+// tail waves, operand loads GM -> L1 (ND -> NZ conversion, transposed A), operand reuse through
+// L2, MTE1 into L0A/L0B, FixPipe out (DESIGN.md "Cube tile efficiency").
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+
+#include "model/cost/kernel_plan.h"
+#include "model/op_table.h"
+
+namespace npusim::cost {
+
+namespace {
+
+struct Matrix {
+  double rows = 1;
+  double cols = 1;
+  double batch = 1;                 // product of leading dims
+  std::array<std::int64_t, 8> batch_dims{};
+  std::size_t batch_rank = 0;
+};
+
+// ND view of a matrix operand; a FRACTAL_NZ tensor {..., n1, m1, m0, n0} is {..., m1*m0, n1*n0}.
+Matrix as_matrix(const TensorDesc& t) noexcept {
+  Matrix m;
+  const auto& s = t.shape;
+  std::size_t lead = 0;
+  if (t.format == Format::kFractalNZ && s.size() >= 4) {
+    const std::size_t r = s.size();
+    m.rows = static_cast<double>(s[r - 3] * s[r - 2]);
+    m.cols = static_cast<double>(s[r - 4] * s[r - 1]);
+    lead = r - 4;
+  } else if (s.size() >= 2) {
+    m.rows = static_cast<double>(s[s.size() - 2]);
+    m.cols = static_cast<double>(s.back());
+    lead = s.size() - 2;
+  } else if (s.size() == 1) {
+    m.cols = static_cast<double>(s[0]);
+  }
+  for (std::size_t i = 0; i < lead && m.batch_rank < m.batch_dims.size(); ++i) {
+    m.batch *= static_cast<double>(s[i]);
+    m.batch_dims[m.batch_rank++] = s[i];
+  }
+  return m;
+}
+
+// Reads a list attribute such as "1,1,2,2" or "[1, 1, 2, 2]" into `out`; returns the count.
+std::size_t attr_ints(const OpDesc& op, std::string_view key, std::array<std::int64_t, 8>& out) {
+  const auto v = op.attr(key);
+  if (!v) return 0;
+  std::size_t n = 0;
+  const char* p = v->data();
+  const char* end = p + v->size();
+  while (p < end && n < out.size()) {
+    while (p < end && (*p < '0' || *p > '9') && *p != '-') ++p;
+    if (p >= end) break;
+    std::int64_t x = 0;
+    const auto r = std::from_chars(p, end, x);
+    if (r.ec != std::errc()) break;
+    out[n++] = x;
+    p = r.ptr;
+  }
+  return n;
+}
+
+std::optional<bool> transpose_attr(const OpDesc& op, bool first) {
+  static constexpr std::array<std::string_view, 4> kA{"transpose_x1", "transpose_a", "adj_x1",
+                                                      "trans_a"};
+  static constexpr std::array<std::string_view, 4> kB{"transpose_x2", "transpose_b", "adj_x2",
+                                                      "trans_b"};
+  for (auto k : first ? kA : kB) {
+    if (const auto v = op.attr(k)) return *v == "1" || *v == "true" || *v == "True" || *v == "TRUE";
+  }
+  return std::nullopt;
+}
+
+double cube_rate_factor(DType d, const HwSpec& hw) noexcept {
+  switch (d) {
+    case DType::kInt8:
+    case DType::kUInt8:
+    case DType::kInt4:
+      return hw.cube.int8_rate_factor;
+    case DType::kFloat32:
+    case DType::kHFloat32:
+    case DType::kFloat64:
+      return hw.cube.fp32_rate_factor;
+    default:
+      return 1.0;
+  }
+}
+
+struct Gemm {
+  double batch = 1, m = 1, n = 1, k = 1;
+  bool trans_a = false, trans_b = false;
+  bool b_shared = false;  // B broadcast over the batch: read once, reused from L2
+  DType dtype = DType::kFloat16;
+  DType out_dtype = DType::kFloat16;
+  bool a_nz = false, b_nz = false;
+  double a_bytes_per_tile_row_factor = 1;  // conv: input footprint per output row relative to K
+  std::uint32_t warnings = 0;
+};
+
+Gemm gemm_of_matmul(const OpDesc& op) {
+  Gemm g;
+  if (op.inputs.size() < 2) {
+    g.warnings |= kWarnShapeMismatch;
+    if (op.inputs.empty()) return g;
+  }
+  const TensorDesc& x1 = op.inputs[0];
+  const TensorDesc& x2 = op.inputs.size() > 1 ? op.inputs[1] : op.inputs[0];
+  const Matrix a = as_matrix(x1);
+  const Matrix b = as_matrix(x2);
+  g.dtype = x1.dtype;
+  g.a_nz = x1.format == Format::kFractalNZ;
+  g.b_nz = x2.format == Format::kFractalNZ;
+  const auto ta_attr = transpose_attr(op, true);
+  const auto tb_attr = transpose_attr(op, false);
+  // Layout: attributes when given, else the first combination whose K dimensions agree.
+  bool found = false;
+  for (int combo = 0; combo < 4 && !found; ++combo) {
+    const bool ta = ta_attr ? *ta_attr : (combo & 2) != 0;
+    const bool tb = tb_attr ? *tb_attr : (combo & 1) != 0;
+    const double ka = ta ? a.rows : a.cols;
+    const double kb = tb ? b.cols : b.rows;
+    if (ka == kb) {
+      g.trans_a = ta;
+      g.trans_b = tb;
+      found = true;
+    }
+  }
+  if (!found) g.warnings |= kWarnShapeMismatch;
+  g.m = g.trans_a ? a.cols : a.rows;
+  g.k = g.trans_a ? a.rows : a.cols;
+  g.n = g.trans_b ? b.rows : b.cols;
+  // numpy-style broadcast of the batch dims
+  double batch = 1;
+  const std::size_t rank = std::max(a.batch_rank, b.batch_rank);
+  for (std::size_t i = 0; i < rank; ++i) {
+    const std::int64_t da = i + a.batch_rank >= rank ? a.batch_dims[i + a.batch_rank - rank] : 1;
+    const std::int64_t db = i + b.batch_rank >= rank ? b.batch_dims[i + b.batch_rank - rank] : 1;
+    batch *= static_cast<double>(std::max(da, db));
+  }
+  g.batch = batch;
+  g.b_shared = b.batch <= 1 && batch > 1;
+  if (!op.outputs.empty()) {
+    g.out_dtype = op.outputs[0].dtype;
+  } else {
+    g.out_dtype = (g.dtype == DType::kInt8 || g.dtype == DType::kInt4) ? DType::kInt32 : g.dtype;
+  }
+  return g;
+}
+
+Gemm gemm_of_conv(const OpDesc& op) {
+  Gemm g;
+  if (op.inputs.size() < 2 || op.inputs[0].shape.size() < 4) {
+    g.warnings |= kWarnShapeMismatch;
+    return g;
+  }
+  const TensorDesc& x = op.inputs[0];
+  const TensorDesc& w = op.inputs[1];
+  g.dtype = x.dtype;
+  auto xs = [&](std::size_t i) { return static_cast<double>(x.shape[i]); };
+  double n = 0, c = 0, h = 0, wd = 0;
+  if (x.format == Format::kNHWC) {
+    n = xs(0), h = xs(1), wd = xs(2), c = xs(3);
+  } else if (x.format == Format::kNC1HWC0 && x.shape.size() >= 5) {
+    n = xs(0), c = xs(1) * xs(4), h = xs(2), wd = xs(3);
+  } else {
+    n = xs(0), c = xs(1), h = xs(2), wd = xs(3);
+  }
+  double cout = 0, kh = 1, kw = 1;
+  auto fs = [&](std::size_t i) { return static_cast<double>(w.shape[i]); };
+  if (w.shape.size() == 4) {
+    if (w.format == Format::kHWCN) {
+      kh = fs(0), kw = fs(1), cout = fs(3);
+    } else if (w.format == Format::kNHWC) {
+      cout = fs(0), kh = fs(1), kw = fs(2);
+    } else if (w.format != Format::kFractalZ) {
+      cout = fs(0), kh = fs(2), kw = fs(3);
+    }
+  }
+  double groups = std::max(1.0, op.attr_number("groups", 1));
+  std::array<std::int64_t, 8> v{};
+  auto vd = [&](std::size_t i) { return static_cast<double>(v[i]); };
+  double sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+  if (auto k = attr_ints(op, "strides", v); k >= 2) sh = vd(k - 2), sw = vd(k - 1);
+  if (auto k = attr_ints(op, "dilations", v); k >= 2) dh = vd(k - 2), dw = vd(k - 1);
+  if (auto k = attr_ints(op, "pads", v); k == 4) ph = vd(0) + vd(1), pw = vd(2) + vd(3);
+  double ho = std::floor((h + ph - dh * (kh - 1) - 1) / std::max(1.0, sh)) + 1;
+  double wo = std::floor((wd + pw - dw * (kw - 1) - 1) / std::max(1.0, sw)) + 1;
+  if (!op.outputs.empty() && op.outputs[0].shape.size() >= 4) {
+    const TensorDesc& out = op.outputs[0];
+    auto os = [&](std::size_t i) { return static_cast<double>(out.shape[i]); };
+    if (out.format == Format::kNHWC) {
+      ho = os(1), wo = os(2), cout = cout > 0 ? cout : os(3);
+    } else if (out.format == Format::kNC1HWC0 && out.shape.size() >= 5) {
+      ho = os(2), wo = os(3), cout = cout > 0 ? cout : os(1) * os(4);
+    } else {
+      ho = os(2), wo = os(3), cout = cout > 0 ? cout : os(1);
+    }
+    g.out_dtype = out.dtype;
+  } else {
+    g.out_dtype = g.dtype;
+  }
+  if (cout <= 0 || ho < 1 || wo < 1) {
+    g.warnings |= kWarnShapeMismatch;
+    cout = std::max(cout, 1.0), ho = std::max(ho, 1.0), wo = std::max(wo, 1.0);
+  }
+  g.batch = groups;
+  g.m = n * ho * wo;
+  g.k = (c / groups) * kh * kw;
+  g.n = cout / groups;
+  g.b_shared = true;
+  // im2col happens in L1 (load3d): GM supplies each input pixel about once per stride window,
+  // not kh*kw times.
+  g.a_bytes_per_tile_row_factor = std::min(1.0, (sh * sw) / std::max(1.0, kh * kw));
+  return g;
+}
+
+}  // namespace
+
+KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
+  (void)cores;  // cube tilers split by base block, not by core count
+  const Gemm g = op.kind->role == OpRole::kConv2D ? gemm_of_conv(op) : gemm_of_matmul(op);
+  KernelPlan p;
+  p.unit = op.placement.value_or(Placement::kCube) == Placement::kMix ? Placement::kMix
+                                                                       : Placement::kCube;
+  p.cube_operand_path = true;
+  p.warnings = g.warnings;
+  const double ds = dtype_bytes(g.dtype);
+  const double out_ds = dtype_bytes(g.out_dtype);
+  const double m0 = hw.cube.fractal_m;
+  const double n0 = hw.cube.fractal_n;
+  const double k0 = std::max(1.0, std::floor(hw.cube.fractal_k_bytes / ds));
+  const double mp = round_up(g.m, m0);
+  const double np = round_up(g.n, n0);
+  const double kp = round_up(g.k, k0);
+  const double tiles_m = std::ceil(mp / hw.cube.tile_m);
+  const double tiles_n = std::ceil(np / hw.cube.tile_n);
+  const double tm = round_up(mp / tiles_m, m0);
+  const double tn = round_up(np / tiles_n, n0);
+  const double tiles = g.batch * tiles_m * tiles_n;
+  p.tiles = static_cast<std::int64_t>(std::min(tiles, 9.0e18));
+
+  // Each tile issues tm x tn x Kp MACs on the fractal grid; only M N K of them are useful.
+  double eff = hw.cube.efficiency;
+  if (g.a_nz && g.b_nz) eff *= hw.cube.nz_efficiency;
+  eff = std::min(eff, 1.0);
+  const double macs_per_cycle = hw.cube.macs_per_cycle_fp16 * cube_rate_factor(g.dtype, hw) * eff;
+  p.cube_cycles = tm * tn * kp / macs_per_cycle;
+  p.cube_efficiency = (g.m * g.n * g.k) / (tiles_m * tm * tiles_n * tn * kp);
+  p.flops = 2 * g.batch * g.m * g.n * g.k;
+
+  // Operands GM -> L1. A: tm rows of K (or K rows of tm when transposed); B likewise.
+  const double a_rows = g.trans_a ? g.k : tm;
+  const double a_row_bytes = (g.trans_a ? tm : g.k) * ds * g.a_bytes_per_tile_row_factor;
+  const double b_rows = g.trans_b ? tn : g.k;
+  const double b_row_bytes = (g.trans_b ? g.k : tn) * ds;
+  Transfer ta = row_transfer(a_rows, a_row_bytes, 1, hw);
+  Transfer tb = row_transfer(b_rows, b_row_bytes, 1, hw);
+  const double ra = (g.a_nz ? 1.0 : hw.cube.nd2nz_load_factor) *
+                    (g.trans_a ? hw.cube.transposed_a_efficiency : 1.0);
+  const double rb = g.b_nz ? 1.0 : hw.cube.nd2nz_load_factor;
+  p.in.bytes = ta.bytes + tb.bytes;
+  p.in.padded_bytes = ta.padded_bytes + tb.padded_bytes;
+  p.in.transfers = ta.transfers + tb.transfers;
+  p.in.ideal_transfers = ta.ideal_transfers + tb.ideal_transfers;
+  p.in.rate_factor = p.in.padded_bytes / (ta.padded_bytes / ra + tb.padded_bytes / rb);
+  // Unique operand bytes; every other byte read is a re-read of an operand block through L2.
+  const double a_unique = g.batch * g.m * g.k * ds * g.a_bytes_per_tile_row_factor;
+  const double b_unique = (g.b_shared ? 1.0 : g.batch) * g.k * g.n * ds;
+  const double read_total = p.in.padded_bytes * tiles;
+  p.reread_fraction = read_total > 0 ? std::clamp(1.0 - (a_unique + b_unique) / read_total, 0.0, 1.0)
+                                     : 0.0;
+  // L1 -> L0A / L0B on MTE1, results out of L0C through FixPipe.
+  p.mte1_cycles = tm * kp * ds / hw.cube.l1_to_l0a_bytes_per_cycle +
+                  kp * tn * ds / hw.cube.l1_to_l0b_bytes_per_cycle;
+  p.fixpipe_bytes = g.batch * g.m * g.n * out_ds / tiles;
+  return p;
+}
+
+}  // namespace npusim::cost

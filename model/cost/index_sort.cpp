@@ -1,0 +1,194 @@
+// Index family (Gather, Embedding, ScatterNd, ...) and sort family (TopK, Sort).
+// Mechanisms: one DMA per gathered/scattered row with 32-byte padding, scalar address computation
+// per index, same-address conflicts growing with block dim and the duplicate ratio, a table small
+// enough for the UB gathered with vgather instead; sorts as 32-element sorts plus 4-way merge
+// passes, one row per core, int64 keys on the scalar unit.
+#include <algorithm>
+#include <cmath>
+
+#include "model/cost/kernel_plan.h"
+#include "model/op_table.h"
+
+namespace npusim::cost {
+
+namespace {
+
+bool is_integer(DType d) {
+  return d == DType::kInt32 || d == DType::kInt64 || d == DType::kUInt32 || d == DType::kUInt64 ||
+         d == DType::kInt16 || d == DType::kUInt16 || d == DType::kInt8 || d == DType::kUInt8;
+}
+
+void merge(Transfer& into, const Transfer& x) {
+  into.bytes += x.bytes;
+  into.padded_bytes += x.padded_bytes;
+  into.transfers += x.transfers;
+  into.ideal_transfers += x.ideal_transfers;
+}
+
+double vclass(const HwSpec& hw, VectorClass c) {
+  return hw.vector.cycles_per_repeat[static_cast<std::size_t>(c)];
+}
+
+}  // namespace
+
+KernelPlan plan_index(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
+  KernelPlan p;
+  p.unit = Placement::kVector;
+  const OpKindInfo& kind = *op.kind;
+  p.dup_ratio = op.attr_number("index_dup_ratio", hw.overhead.index_dup_ratio_default);
+  if (op.inputs.size() < 2) {
+    p.warnings |= kWarnShapeMismatch;
+    return plan_generic(op, hw, cores);
+  }
+  if (kind.role == OpRole::kGather) {
+    const TensorDesc& params = op.inputs[0];
+    // the indices: the first integer tensor after the params (IndexSelect puts `dim` between)
+    const TensorDesc* idx = &op.inputs[1];
+    for (std::size_t i = 1; i < op.inputs.size(); ++i) {
+      if (is_integer(op.inputs[i].dtype) && op.inputs[i].elements() > idx->elements()) {
+        idx = &op.inputs[i];
+      }
+    }
+    const double ds = dtype_bytes(params.dtype);
+    const auto axis_raw = static_cast<std::int64_t>(op.attr_number("axis", 0));
+    const auto rank = static_cast<std::int64_t>(params.shape.size());
+    const std::int64_t axis = std::clamp<std::int64_t>(axis_raw < 0 ? axis_raw + rank : axis_raw, 0,
+                                                       std::max<std::int64_t>(0, rank - 1));
+    double outer = 1, row_elems = 1;
+    for (std::int64_t a = 0; a < rank; ++a) {
+      const auto d = static_cast<double>(params.shape[static_cast<std::size_t>(a)]);
+      if (a < axis) outer *= d;
+      if (a > axis) row_elems *= d;
+    }
+    const double n = static_cast<double>(idx->elements());
+    const double rows = outer * n;
+    const double row_bytes = row_elems * ds;
+    const double out_bytes = rows * row_bytes;
+    const std::int64_t tiles = vector_tiles(out_bytes, hw, cores, static_cast<std::int64_t>(rows));
+    const double nt = static_cast<double>(tiles);
+    const double b = std::min<double>(cores, nt);
+    merge(p.in, flat_transfer(idx->bytes(), nt));
+    if (params.bytes() * 2 <= hw.chip.ub_bytes) {
+      // small table: each core loads it into the UB once and gathers with vgather
+      merge(p.in, flat_transfer(params.bytes() * b, nt));
+      // vgather takes byte offsets: indices are converted (vconv) and scaled (vmuls) first
+      const double idx_bytes_tile = idx->bytes() / nt;
+      p.vector_cycles = std::ceil(out_bytes / nt / hw.vector.repeat_bytes) *
+                            vclass(hw, VectorClass::kGather) +
+                        std::ceil(idx_bytes_tile / hw.vector.repeat_bytes) *
+                            (vclass(hw, VectorClass::kConvert) + vclass(hw, VectorClass::kUnary)) +
+                        3 * hw.vector.api_overhead_cycles;
+      p.in.conflict_weight = 0;
+      // duplicate indices hit the same UB bank group: the conflict applies to the gather itself
+      p.vector_cycles *= 1 + hw.overhead.conflict_coefficient * p.dup_ratio;
+    } else {
+      // one DMA per row from GM; rows are never contiguous
+      Transfer rowsx = row_transfer(rows, row_bytes, nt, hw);
+      rowsx.transfers = std::max(1.0, rows / nt);
+      rowsx.ideal_transfers = rowsx.transfers;
+      if (std::fmod(row_bytes, hw.memory.block_bytes) != 0.0) rowsx.ideal_transfers = rowsx.transfers;
+      merge(p.in, rowsx);
+      p.in.conflict_weight = rowsx.padded_bytes / std::max(p.in.padded_bytes, 1.0);
+      p.scalar_cycles = rows / nt * hw.vector.scalar_cycles_per_index;
+    }
+    p.out = flat_transfer(out_bytes, nt);
+    p.tiles = tiles;
+    return p;
+  }
+  if (kind.role == OpRole::kGatherElements) {
+    const TensorDesc& x = op.inputs[0];
+    const TensorDesc& idx = op.inputs[1];
+    const double ds = dtype_bytes(x.dtype);
+    const double out_bytes = static_cast<double>(idx.elements()) * ds;
+    const std::int64_t tiles = vector_tiles(out_bytes, hw, cores, INT64_MAX);
+    const double nt = static_cast<double>(tiles);
+    merge(p.in, flat_transfer(x.bytes() + idx.bytes(), nt));
+    p.out = flat_transfer(out_bytes, nt);
+    p.vector_cycles = pass_cycles(kind, out_bytes / nt, hw);
+    p.tiles = tiles;
+    return p;
+  }
+  // Scatter: updates rows added/written into the output at indexed rows (atomic per row).
+  const TensorDesc* updates = nullptr;
+  const TensorDesc* idx = nullptr;
+  for (const auto& t : op.inputs) {
+    if (is_integer(t.dtype)) {
+      if (!idx || t.elements() > idx->elements()) idx = &t;
+    } else if (!updates || t.elements() >= updates->elements()) {
+      updates = &t;
+    }
+  }
+  if (!updates || !idx) {
+    p.warnings |= kWarnShapeMismatch;
+    return plan_generic(op, hw, cores);
+  }
+  const bool nd = op.type.find("Nd") != std::string::npos;
+  const double depth = nd && idx->shape.size() >= 2 ? static_cast<double>(idx->shape.back()) : 1.0;
+  const double rows = std::max(1.0, static_cast<double>(idx->elements()) / depth);
+  const double row_bytes = updates->bytes() / rows;
+  const std::int64_t tiles = vector_tiles(updates->bytes(), hw, cores, static_cast<std::int64_t>(rows));
+  const double nt = static_cast<double>(tiles);
+  merge(p.in, flat_transfer(updates->bytes() + idx->bytes(), nt));
+  p.out = row_transfer(rows, row_bytes, nt, hw);
+  p.out.transfers = std::max(1.0, rows / nt);
+  p.out.ideal_transfers = p.out.transfers;
+  p.out.conflict_weight = 1;
+  // ops that create their output (ScatterNd, UnsortedSegmentSum, EmbeddingDenseGrad) zero it first
+  if (op.type == "ScatterNd" || op.type.rfind("UnsortedSegment", 0) == 0 ||
+      op.type == "EmbeddingDenseGrad") {
+    const double init = op.outputs.empty() ? updates->bytes() : op.outputs[0].bytes();
+    merge(p.out, flat_transfer(init, nt));
+  }
+  p.vector_cycles = pass_cycles(kind, updates->bytes() / nt, hw);
+  p.scalar_cycles = rows / nt * hw.vector.scalar_cycles_per_index;
+  p.tiles = tiles;
+  p.flops = static_cast<double>(updates->elements());
+  return p;
+}
+
+KernelPlan plan_sort(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
+  KernelPlan p;
+  p.unit = Placement::kVector;
+  if (op.inputs.empty() || op.inputs[0].shape.empty()) {
+    p.warnings |= kWarnShapeMismatch;
+    return plan_generic(op, hw, cores);
+  }
+  const TensorDesc& x = op.inputs[0];
+  const double ds = dtype_bytes(x.dtype);
+  const double n = static_cast<double>(x.shape.back());
+  const double rows = static_cast<double>(x.elements()) / n;
+  // The valid length (after a what-if rewrite) bounds the sorted prefix.
+  const double n_eff = std::min(n, op.attr_number("valid_length", n));
+  double k = n;
+  if (op.kind->role == OpRole::kTopK) {
+    if (op.attr("k")) {
+      k = std::min(n, op.attr_number("k", n));
+    } else if (!op.outputs.empty() && !op.outputs[0].shape.empty()) {
+      k = static_cast<double>(op.outputs[0].shape.back());
+    } else {
+      p.warnings |= kWarnOutputInferred;
+    }
+  }
+  const std::int64_t tiles =
+      vector_tiles(static_cast<double>(x.elements()) * ds, hw, cores, static_cast<std::int64_t>(rows));
+  const double nt = static_cast<double>(tiles);
+  const double rows_per_tile = rows / nt;
+  p.in = row_transfer(rows, n_eff * ds, nt, hw);
+  p.out = flat_transfer(rows * k * (ds + 4.0), nt);  // values + int32 indices
+  // 32-element sorts, then ceil(log4(chunks)) merge passes of 4 lists.
+  const double chunks = std::ceil(n_eff / 32.0);
+  const double passes = chunks > 1 ? std::ceil(std::log(chunks) / std::log(4.0)) : 0.0;
+  if (is_int64(x.dtype)) {
+    p.scalar_cycles = rows_per_tile * n_eff * std::max(1.0, std::log2(n_eff)) *
+                      hw.vector.scalar_cycles_per_element;
+    p.warnings |= kWarnInt64ScalarFallback;
+  } else {
+    p.vector_cycles = rows_per_tile * (chunks * vclass(hw, VectorClass::kSort) * (1 + passes) +
+                                       hw.vector.api_overhead_cycles * (1 + passes));
+  }
+  p.tiles = tiles;
+  p.flops = rows * n_eff * std::max(1.0, std::log2(n_eff));
+  return p;
+}
+
+}  // namespace npusim::cost

@@ -1,0 +1,245 @@
+#include "model/cost/kernel_plan.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/op_table.h"
+
+namespace npusim::cost {
+
+int available_cores(Placement unit, const HwSpec& hw, const CoreBudget& budget) noexcept {
+  const bool cube = unit == Placement::kCube || unit == Placement::kMix;
+  const int chip = cube ? hw.chip.cube_cores : hw.chip.vector_cores;
+  const int limit = cube ? budget.cube_cores : budget.vector_cores;
+  return limit > 0 ? std::min(limit, chip) : chip;
+}
+
+std::int64_t max_elements(const std::vector<TensorDesc>& ts) noexcept {
+  std::int64_t m = 0;
+  for (const auto& t : ts) m = std::max(m, t.elements());
+  return m;
+}
+
+std::vector<std::int64_t> broadcast_shape(const std::vector<TensorDesc>& ts) noexcept {
+  std::size_t rank = 0;
+  for (const auto& t : ts) rank = std::max(rank, t.shape.size());
+  std::vector<std::int64_t> out(rank, 1);
+  for (const auto& t : ts) {
+    const std::size_t off = rank - t.shape.size();
+    for (std::size_t i = 0; i < t.shape.size(); ++i) out[off + i] = std::max(out[off + i], t.shape[i]);
+  }
+  return out;
+}
+
+double ub_tile_bytes(const HwSpec& hw) noexcept {
+  const double block = hw.memory.block_bytes;
+  const double per = hw.chip.ub_bytes / std::max(1, hw.vector.ub_buffers);
+  return std::max(block, std::floor(per / block) * block);
+}
+
+std::int64_t vector_tiles(double total_bytes, const HwSpec& hw, int cores,
+                          std::int64_t max_parallel) noexcept {
+  const auto wanted = static_cast<std::int64_t>(
+      std::ceil(std::max(total_bytes, 1.0) / std::max(hw.vector.min_bytes_per_core, 1.0)));
+  const std::int64_t b =
+      std::max<std::int64_t>(1, std::min<std::int64_t>({static_cast<std::int64_t>(cores),
+                                                         std::max<std::int64_t>(1, max_parallel),
+                                                         wanted}));
+  const double per_core = total_bytes / static_cast<double>(b);
+  const auto loops =
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(per_core / ub_tile_bytes(hw))));
+  return b * loops;
+}
+
+Transfer row_transfer(double rows, double row_bytes, double tiles, const HwSpec& hw) noexcept {
+  Transfer t;
+  const double block = hw.memory.block_bytes;
+  t.bytes = rows * row_bytes / tiles;
+  const bool aligned = std::fmod(row_bytes, block) == 0.0;
+  // An aligned row set moves as one strided DMA per tile; an unaligned last axis needs a padded
+  // DMA per row (DataCopyPad) and moves whole 32-byte blocks (DESIGN.md "32-byte alignment").
+  t.padded_bytes = aligned ? t.bytes : rows * round_up(row_bytes, block) / tiles;
+  t.ideal_transfers = 1;
+  t.transfers = aligned ? 1 : std::max(1.0, rows / tiles);
+  return t;
+}
+
+Transfer flat_transfer(double bytes, double tiles) noexcept {
+  Transfer t;
+  t.bytes = bytes / tiles;
+  t.padded_bytes = t.bytes;
+  t.transfers = t.ideal_transfers = bytes > 0 ? 1 : 0;
+  return t;
+}
+
+double pass_cycles(const OpKindInfo& kind, double bytes, const HwSpec& hw) noexcept {
+  double per_repeat = 0;
+  for (std::uint8_t i = 0; i < kind.pass_count; ++i) {
+    per_repeat += hw.vector.cycles_per_repeat[static_cast<std::size_t>(kind.passes[i])];
+  }
+  const double repeats = std::ceil(bytes / hw.vector.repeat_bytes);
+  return repeats * per_repeat + hw.vector.api_overhead_cycles * kind.pass_count;
+}
+
+namespace {
+
+// One pipeline stage of a tile: its time split by cause.
+struct Stage {
+  double base = 0;      // compute or memory proper
+  double align = 0;     // 32-byte alignment loss
+  double conflict = 0;  // same-address serialisation
+  enum Kind { kCube, kVector, kScalar, kMemory } kind = kMemory;
+  [[nodiscard]] double total() const noexcept { return base + align + conflict; }
+};
+
+}  // namespace
+
+OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,
+                const PredictContext& ctx) noexcept {
+  OpCost c;
+  const double f = hw.cycles_per_us();
+  const int unit_cores = std::max(1, available_cores(plan.unit, hw, budget));
+  const std::int64_t tiles = std::max<std::int64_t>(1, plan.tiles);
+  const auto b = static_cast<int>(std::min<std::int64_t>(unit_cores, tiles));
+  const std::int64_t w = ceil_div(tiles, b);
+  const double w_ideal = static_cast<double>(tiles) / b;
+
+  // L2: data other tiles already read is an L2 hit; the rest hits with the context's ratio.
+  const double h_ctx = ctx.l2_hit_ratio >= 0 ? std::min(1.0, ctx.l2_hit_ratio)
+                                             : hw.memory.l2_hit_ratio_default;
+  const double h_in = plan.reread_fraction + (1 - plan.reread_fraction) * h_ctx;
+  const double gm_rate = plan.cube_operand_path ? hw.cube.gm_to_l1_bytes_per_cycle
+                                                : hw.memory.gm_read_bytes_per_cycle;
+  const double l2_rate = std::max(gm_rate, hw.memory.l2_read_bytes_per_cycle);
+  const double in_rate = plan.in.rate_factor / (h_in / l2_rate + (1 - h_in) / gm_rate);
+  const double out_rate = plan.out.rate_factor * hw.memory.gm_write_bytes_per_cycle;
+
+  // Same-address conflicts grow with the cores launched and the duplicate ratio; the coefficient
+  // is the loss at full chip width with every index repeated (DESIGN.md "Inter-core conflicts").
+  const int chip_cores = (plan.unit == Placement::kVector) ? hw.chip.vector_cores : hw.chip.cube_cores;
+  const double conflict =
+      chip_cores > 1 ? hw.overhead.conflict_coefficient * plan.dup_ratio * (b - 1) / (chip_cores - 1)
+                     : 0.0;
+
+  auto dma_stage = [&](const Transfer& t, double rate, double setup) {
+    Stage s;
+    s.kind = Stage::kMemory;
+    s.base = (t.bytes / rate + t.ideal_transfers * setup) / f;
+    s.align = ((t.padded_bytes - t.bytes) / rate + (t.transfers - t.ideal_transfers) * setup) / f;
+    s.conflict = (s.base + s.align) * conflict * t.conflict_weight;
+    return s;
+  };
+  enum { kIn, kMte1, kCube, kVec, kFix, kOut, kStages };
+  Stage st[kStages];
+  st[kIn] = dma_stage(plan.in, in_rate, hw.memory.mte2_setup_cycles);
+  st[kOut] = dma_stage(plan.out, out_rate, hw.memory.mte3_setup_cycles);
+  st[kMte1] = {plan.mte1_cycles / f, 0, 0, Stage::kCube};
+  st[kCube] = {plan.cube_cycles / f, 0, 0, Stage::kCube};
+  const double vec_us = plan.vector_cycles / f;
+  const double scal_us = plan.scalar_cycles / f;
+  st[kVec] = {vec_us + scal_us, 0, 0, scal_us > vec_us ? Stage::kScalar : Stage::kVector};
+  st[kFix] = {plan.fixpipe_bytes / hw.cube.fixpipe_bytes_per_cycle / f, 0, 0, Stage::kMemory};
+
+  int bound_stage = 0;
+  double sum_stages = 0;
+  for (int i = 0; i < kStages; ++i) {
+    sum_stages += st[i].total();
+    if (st[i].total() > st[bound_stage].total()) bound_stage = i;
+  }
+  const double max_stage = st[bound_stage].total();
+  // Double-buffered pipeline on each core: every stage once (fill), then the slowest stage for each
+  // further tile. The ideal (fractional) wave count splits off the last partial wave as tail.
+  const double t_core = sum_stages + static_cast<double>(w - 1) * max_stage;
+
+  CriticalPath& cp = c.critical_path;
+  double category[4] = {0, 0, 0, 0};  // cube, vector, scalar, memory
+  auto add_stage = [&](int i, double times) {
+    const Stage& s = st[i];
+    if (s.kind == Stage::kMemory) {
+      cp.memory_us += s.base * times;
+      category[Stage::kMemory] += s.base * times;
+    } else {
+      cp.compute_us += s.base * times;
+      if (i == kVec) {
+        // vector and scalar share the stage; split by their own busy times
+        const double tot = vec_us + scal_us;
+        category[Stage::kVector] += tot > 0 ? s.base * times * vec_us / tot : 0;
+        category[Stage::kScalar] += tot > 0 ? s.base * times * scal_us / tot : 0;
+      } else {
+        category[s.kind] += s.base * times;
+      }
+    }
+    cp.alignment_us += s.align * times;
+    cp.conflict_us += s.conflict * times;
+    category[Stage::kMemory] += (s.align + s.conflict) * times;
+  };
+  for (int i = 0; i < kStages; ++i) add_stage(i, 1.0);
+  add_stage(bound_stage, w_ideal - 1.0);
+  cp.tail_us = (static_cast<double>(w) - w_ideal) * max_stage;
+  category[st[bound_stage].kind == Stage::kMemory ? Stage::kMemory : st[bound_stage].kind] +=
+      cp.tail_us;
+
+  // The chip's HBM / L2 bandwidth caps all cores together (shared with other streams by hbm_share).
+  const double share = std::clamp(ctx.hbm_share, 1e-6, 1.0);
+  const double hbm = hw.hbm_bytes_per_us() * share;
+  const double l2 = hw.l2_bytes_per_us() * share;
+  const double in_total = plan.in.padded_bytes * static_cast<double>(tiles);
+  const double out_total = (plan.out.padded_bytes + plan.fixpipe_bytes) * static_cast<double>(tiles);
+  const double t_chip = in_total * (h_in / l2 + (1 - h_in) / hbm) + out_total / hbm;
+  const double saturation = std::max(0.0, t_chip - t_core);
+  cp.memory_us += saturation;
+  category[Stage::kMemory] += saturation;
+
+  const double latency = ((in_total > 0 ? hw.memory.read_latency_cycles : 0.0) +
+                          (out_total > 0 ? hw.memory.write_latency_cycles : 0.0)) / f;
+  cp.memory_us += latency;
+  category[Stage::kMemory] += latency;
+  cp.head_us = (hw.overhead.launch_cycles + hw.overhead.per_block_cycles * b) / f;
+
+  c.duration_us = cp.sum();
+  c.block_dim = b;
+  c.core_time_us = b * c.duration_us;
+  c.tiles = tiles;
+  c.waves = static_cast<int>(std::min<std::int64_t>(w, 2'000'000'000));
+  c.bytes_in = in_total;
+  c.bytes_out = out_total;
+  c.flops = plan.flops;
+  c.cube_efficiency = plan.cube_efficiency;
+  c.warnings = plan.warnings;
+
+  const double wd = static_cast<double>(w);
+  PipeTimes& p = c.pipes;
+  p.cube_us = wd * st[kCube].total();
+  p.mte1_us = wd * st[kMte1].total();
+  p.vector_us = wd * vec_us;
+  p.scalar_us = wd * scal_us;
+  p.fixpipe_us = wd * st[kFix].total();
+  p.mte2_us = wd * st[kIn].total();
+  p.mte3_us = wd * st[kOut].total();
+  if (saturation > 0 && p.mte2_us + p.mte3_us > 0) {
+    // starved DMA engines stay busy for the whole bandwidth-limited stretch
+    const double scale = (p.mte2_us + p.mte3_us + saturation) / (p.mte2_us + p.mte3_us);
+    p.mte2_us *= scale;
+    p.mte3_us *= scale;
+  }
+
+  struct {
+    Bound b;
+    double t;
+  } cand[] = {{Bound::kCube, category[Stage::kCube]},
+              {Bound::kVector, category[Stage::kVector]},
+              {Bound::kScalar, category[Stage::kScalar]},
+              {Bound::kMemory, category[Stage::kMemory]},
+              {Bound::kHead, cp.head_us}};
+  c.bound = cand[0].b;
+  double best = cand[0].t;
+  for (const auto& x : cand) {
+    if (x.t > best) {
+      best = x.t;
+      c.bound = x.b;
+    }
+  }
+  return c;
+}
+
+}  // namespace npusim::cost

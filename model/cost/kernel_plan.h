@@ -1,0 +1,98 @@
+#pragma once
+// A KernelPlan is what a family's cost model says about one AI Core kernel: how the work splits
+// into tiles and what one tile costs on each pipe. evaluate() turns it into an OpCost with the same
+// mechanisms for every family (DESIGN.md "model"): block dim = min(budget, tiles), waves, a
+// double-buffered pipeline per core, per-core DMA rates capped by the chip's HBM/L2 bandwidth,
+// 32-byte alignment, inter-core conflicts, head overhead.
+
+#include <cstdint>
+
+#include "model/hw_spec.h"
+#include "model/op_cost.h"
+#include "model/op_desc.h"
+#include "model/predict.h"
+
+namespace npusim::cost {
+
+/// Bytes and transfers of one direction (MTE2 in or MTE3 out) for one tile.
+struct Transfer {
+  double bytes = 0;             ///< useful bytes
+  double padded_bytes = 0;      ///< bytes actually moved (rows rounded up to 32 B)
+  double transfers = 0;         ///< DMA instructions issued
+  double ideal_transfers = 0;   ///< DMA instructions if every row were aligned
+  double rate_factor = 1;       ///< multiplies the per-core rate (ND->NZ conversion, strided A)
+  double conflict_weight = 0;   ///< 0..1: share of this traffic exposed to same-address conflicts
+};
+
+/// One kernel's work.
+struct KernelPlan {
+  Placement unit = Placement::kVector;  ///< kCube, kVector or kMix
+  std::int64_t tiles = 1;               ///< equal work units
+  /// Per-tile costs.
+  double cube_cycles = 0;
+  double vector_cycles = 0;
+  double scalar_cycles = 0;
+  double mte1_cycles = 0;
+  double fixpipe_bytes = 0;
+  Transfer in;   ///< MTE2: GM -> UB / L1
+  Transfer out;  ///< MTE3: UB -> GM (FixPipe output goes in fixpipe_bytes)
+  bool cube_operand_path = false;  ///< MTE2 goes GM -> L1 (cube) rather than GM -> UB
+  /// Of all bytes read, the share that re-reads data another tile already pulled in (L2 hits).
+  double reread_fraction = 0;
+  double dup_ratio = 0;  ///< how often indices repeat (conflicts), 0..1
+  /// Totals for the OpCost.
+  double flops = 0;
+  double cube_efficiency = 1;
+  std::uint32_t warnings = kWarnNone;
+};
+
+/// The core count of `unit` the op may use under `budget` (0 in the budget = whole chip).
+[[nodiscard]] int available_cores(Placement unit, const HwSpec& hw, const CoreBudget& budget) noexcept;
+
+/// Evaluates a plan: block dim, waves, pipeline, bandwidth cap, critical path, pipes, bound.
+[[nodiscard]] OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,
+                              const PredictContext& ctx) noexcept;
+
+/// Family plan builders. `cores` is what the op may use (tilers split work by it).
+[[nodiscard]] KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
+[[nodiscard]] KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
+[[nodiscard]] KernelPlan plan_reduction(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
+[[nodiscard]] KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
+[[nodiscard]] KernelPlan plan_generic(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
+[[nodiscard]] KernelPlan plan_index(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
+[[nodiscard]] KernelPlan plan_sort(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
+
+/// AI CPU and host ops do not run on AI Cores; they are costed directly.
+[[nodiscard]] OpCost cost_aicpu(const OpDesc& op, const HwSpec& hw) noexcept;
+[[nodiscard]] OpCost cost_host(const OpDesc& op, const HwSpec& hw) noexcept;
+
+// Helpers shared by the builders.
+
+/// Rounds `x` up to a multiple of `m` (m > 0).
+[[nodiscard]] inline double round_up(double x, double m) noexcept {
+  const double q = x / m;
+  const auto qi = static_cast<double>(static_cast<std::int64_t>(q));
+  return (q > qi ? qi + 1 : qi) * m;
+}
+[[nodiscard]] inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) noexcept {
+  return b <= 0 ? a : (a + b - 1) / b;
+}
+/// Elements of the largest tensor in `ts` (0 when empty).
+[[nodiscard]] std::int64_t max_elements(const std::vector<TensorDesc>& ts) noexcept;
+/// Numpy broadcast of the input shapes (the output shape of an elementwise op).
+[[nodiscard]] std::vector<std::int64_t> broadcast_shape(const std::vector<TensorDesc>& ts) noexcept;
+/// Bytes a UB tile can hold for one buffer: ub_bytes / ub_buffers, rounded down to 32 B.
+[[nodiscard]] double ub_tile_bytes(const HwSpec& hw) noexcept;
+/// Splits `total_bytes` of streaming work over at most `cores` cores the way CANN's vector tilers
+/// do: at least min_bytes_per_core per core, then UB-sized loops per core. Returns tiles.
+[[nodiscard]] std::int64_t vector_tiles(double total_bytes, const HwSpec& hw, int cores,
+                                        std::int64_t max_parallel) noexcept;
+/// Fills a transfer of `rows` rows of `row_bytes` each, split over `tiles` tiles.
+[[nodiscard]] Transfer row_transfer(double rows, double row_bytes, double tiles,
+                                    const HwSpec& hw) noexcept;
+/// Fills a contiguous transfer of `bytes` split over `tiles` tiles (one DMA per tile).
+[[nodiscard]] Transfer flat_transfer(double bytes, double tiles) noexcept;
+/// Vector cycles for `bytes` of data through the op's passes (one repeat = repeat_bytes).
+[[nodiscard]] double pass_cycles(const OpKindInfo& kind, double bytes, const HwSpec& hw) noexcept;
+
+}  // namespace npusim::cost

@@ -1,0 +1,419 @@
+// Vector-core families: elementwise with broadcast, reductions and norms, data movement, and the
+// generic fallback. Mechanisms: streaming tilers over vector cores, per-dtype repeats of 256 B,
+// vector instruction classes per pass, int64 falling back to the scalar unit, broadcast passes,
+// rows whose last axis is not 32-byte aligned.
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <numeric>
+
+#include "model/cost/kernel_plan.h"
+#include "model/op_table.h"
+
+namespace npusim::cost {
+
+namespace {
+
+double product(const std::vector<std::int64_t>& s) noexcept {
+  double p = 1;
+  for (auto d : s) p *= static_cast<double>(d);
+  return p;
+}
+
+double last_dim(const std::vector<std::int64_t>& s) noexcept {
+  return s.empty() ? 1.0 : static_cast<double>(s.back());
+}
+
+// Parses a list attribute ("0,2" / "[-1]") into `out`; returns the count.
+std::size_t list_attr(const OpDesc& op, std::string_view key, std::array<std::int64_t, 8>& out) {
+  const auto v = op.attr(key);
+  if (!v) return 0;
+  std::size_t n = 0;
+  const char* p = v->data();
+  const char* end = p + v->size();
+  while (p < end && n < out.size()) {
+    while (p < end && (*p < '0' || *p > '9') && *p != '-') ++p;
+    if (p >= end) break;
+    std::int64_t x = 0;
+    const auto r = std::from_chars(p, end, x);
+    if (r.ec != std::errc()) break;
+    out[n++] = x;
+    p = r.ptr;
+  }
+  return n;
+}
+
+// The scalar unit does the work of passes that have no vector path for the dtype (int64).
+void add_compute(KernelPlan& p, const OpKindInfo& kind, double tile_bytes, double tile_elements,
+                 bool scalar_fallback, const HwSpec& hw) {
+  if (scalar_fallback) {
+    p.scalar_cycles += tile_elements * hw.vector.scalar_cycles_per_element * kind.pass_count;
+    p.warnings |= kWarnInt64ScalarFallback;
+  } else {
+    p.vector_cycles += pass_cycles(kind, tile_bytes, hw);
+  }
+}
+
+double unary_cycles(double bytes, const HwSpec& hw) {
+  return std::ceil(bytes / hw.vector.repeat_bytes) *
+             hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kUnary)] +
+         hw.vector.api_overhead_cycles;
+}
+
+bool any_int64(const std::vector<TensorDesc>& ts) {
+  return std::any_of(ts.begin(), ts.end(), [](const TensorDesc& t) { return is_int64(t.dtype); });
+}
+
+}  // namespace
+
+KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
+  KernelPlan p;
+  p.unit = Placement::kVector;
+  const OpKindInfo& kind = *op.kind;
+  const std::vector<std::int64_t> out_shape =
+      !op.outputs.empty() ? op.outputs[0].shape : broadcast_shape(op.inputs);
+  const double e = product(out_shape);
+  DType out_dtype = !op.outputs.empty() ? op.outputs[0].dtype
+                    : kind.compare      ? DType::kBool
+                    : op.inputs.empty() ? DType::kFloat16
+                                        : op.inputs[0].dtype;
+  if (kind.role == OpRole::kCast && op.outputs.empty()) {
+    if (auto d = op.attr("dst_type"); d && parse_dtype(*d)) {
+      out_dtype = *parse_dtype(*d);
+    } else {
+      p.warnings |= kWarnOutputInferred;
+    }
+  }
+  double in_ds = 0;
+  for (const auto& t : op.inputs) in_ds = std::max(in_ds, dtype_bytes(t.dtype));
+  const double out_ds = dtype_bytes(out_dtype);
+  const double ds = std::max(in_ds, out_ds);
+  const double last = last_dim(out_shape);
+  const double rows = e / last;
+  bool broadcast = false;
+  for (const auto& t : op.inputs) broadcast |= static_cast<double>(t.elements()) != e;
+
+  const std::int64_t tiles =
+      vector_tiles(e * ds, hw, cores, broadcast ? static_cast<std::int64_t>(rows) : INT64_MAX);
+  const double nt = static_cast<double>(tiles);
+  const double b = std::min<double>(cores, nt);
+  double broadcast_passes = 0;
+  if (!broadcast) {
+    double in_bytes = 0;
+    for (const auto& t : op.inputs) in_bytes += t.bytes();
+    p.in = flat_transfer(in_bytes, nt);
+    p.in.transfers = p.in.ideal_transfers = static_cast<double>(op.inputs.size());
+    p.out = flat_transfer(e * out_ds, nt);
+  } else {
+    // Full-size inputs move row by row; a row-broadcast input (1, L) is loaded once per core; a
+    // column-broadcast input (R, 1) is small but needs a broadcast pass over the output.
+    for (const auto& t : op.inputs) {
+      const double te = static_cast<double>(t.elements());
+      const double tds = dtype_bytes(t.dtype);
+      Transfer x;
+      if (te == e) {
+        x = row_transfer(rows, last * tds, nt, hw);
+      } else if (last_dim(t.shape) == last && last > 1) {
+        x = row_transfer(b * te / last, last * tds, nt, hw);
+      } else {
+        x = flat_transfer(te * tds, nt);
+        broadcast_passes += 1;
+      }
+      p.in.bytes += x.bytes;
+      p.in.padded_bytes += x.padded_bytes;
+      p.in.transfers += x.transfers;
+      p.in.ideal_transfers += x.ideal_transfers;
+    }
+    p.out = row_transfer(rows, last * out_ds, nt, hw);
+  }
+  const bool scalar = any_int64(op.inputs) && !kind.int64_vector;
+  add_compute(p, kind, e * ds / nt, e / nt, scalar, hw);
+  p.vector_cycles += broadcast_passes * unary_cycles(e * ds / nt, hw);
+  p.tiles = tiles;
+  p.flops = e * kind.pass_count;
+  return p;
+}
+
+KernelPlan plan_reduction(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
+  KernelPlan p;
+  p.unit = Placement::kVector;
+  const OpKindInfo& kind = *op.kind;
+  if (op.inputs.empty()) {
+    p.warnings |= kWarnShapeMismatch;
+    return p;
+  }
+  const TensorDesc& x = op.inputs[0];
+  const auto& s = x.shape;
+  const auto r = static_cast<std::int64_t>(s.size());
+  const double e = static_cast<double>(x.elements());
+  const double ds = dtype_bytes(x.dtype);
+  // Reduced axes: the attribute when given (axes / axis / dim), else the last axis.
+  std::array<std::int64_t, 8> axes{};
+  std::size_t na = 0;
+  if (kind.role == OpRole::kReduce) {
+    for (auto key : {"axes", "axis", "dim", "reduce_axes"}) {
+      if ((na = list_attr(op, key, axes)) > 0) break;
+    }
+  }
+  if (na == 0) axes[na++] = -1;
+  std::int64_t last_axis = -1;
+  double reduced = 1;
+  for (std::size_t i = 0; i < na; ++i) {
+    std::int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
+    if (a < 0 || a >= r) continue;
+    reduced *= static_cast<double>(s[static_cast<std::size_t>(a)]);
+    last_axis = std::max(last_axis, a);
+  }
+  if (r == 0) reduced = 1;
+  double inner = 1;
+  for (std::int64_t a = last_axis + 1; a < r; ++a) inner *= static_cast<double>(s[static_cast<std::size_t>(a)]);
+  const bool last_axis_reduction = inner == 1;
+  const double rows = e / reduced / inner;  // independent reductions (outer)
+  const double out_elements = kind.role == OpRole::kRowwise ? e : e / reduced;
+  const double out_ds = !op.outputs.empty() ? dtype_bytes(op.outputs[0].dtype) : ds;
+
+  std::int64_t parallel = static_cast<std::int64_t>(rows * inner);
+  if (kind.role == OpRole::kReduce && last_axis_reduction) {
+    // long rows are split over cores with a final combine
+    parallel = static_cast<std::int64_t>(
+        rows * std::ceil(reduced * ds / std::max(1.0, hw.vector.min_bytes_per_core)));
+  }
+  const std::int64_t tiles = vector_tiles(e * ds, hw, cores, std::max<std::int64_t>(1, parallel));
+  const double nt = static_cast<double>(tiles);
+  double extra_in = 0;
+  for (std::size_t i = 1; i < op.inputs.size(); ++i) extra_in += op.inputs[i].bytes();
+  if (last_axis_reduction) {
+    p.in = row_transfer(rows, reduced * ds, nt, hw);
+    // a row shorter than one repeat still costs a whole repeat per pass
+    const double row_repeats = std::ceil(reduced * ds / hw.vector.repeat_bytes);
+    const double tile_bytes = rows * row_repeats * hw.vector.repeat_bytes / nt;
+    const bool scalar = is_int64(x.dtype);
+    add_compute(p, kind, tile_bytes, e / nt, scalar, hw);
+  } else {
+    p.in = row_transfer(rows * reduced, inner * ds, nt, hw);
+    add_compute(p, kind, e * ds / nt, e / nt, is_int64(x.dtype), hw);
+  }
+  Transfer extra = flat_transfer(extra_in * std::min<double>(cores, nt), nt);
+  p.in.bytes += extra.bytes;
+  p.in.padded_bytes += extra.padded_bytes;
+  p.in.transfers += extra.transfers;
+  p.in.ideal_transfers += extra.ideal_transfers;
+  p.out = kind.role == OpRole::kRowwise ? row_transfer(rows, reduced * out_ds, nt, hw)
+                                        : flat_transfer(out_elements * out_ds, nt);
+  p.tiles = tiles;
+  p.flops = e * kind.pass_count;
+  return p;
+}
+
+KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
+  const OpKindInfo& kind = *op.kind;
+  if (kind.role == OpRole::kCast) return plan_elementwise(op, hw, cores);
+  KernelPlan p;
+  p.unit = Placement::kVector;
+  if (op.inputs.empty()) {
+    p.warnings |= kWarnShapeMismatch;
+    return p;
+  }
+  const TensorDesc& x = op.inputs[0];
+  const double ds = dtype_bytes(x.dtype);
+  std::vector<std::int64_t> out_shape;
+  std::array<std::int64_t, 8> v{};
+  double in_bytes = x.bytes();
+  switch (kind.role) {
+    case OpRole::kTile: {
+      out_shape = x.shape;
+      if (!op.outputs.empty()) {
+        out_shape = op.outputs[0].shape;
+      } else if (const std::size_t n = list_attr(op, "multiples", v); n > 0) {
+        out_shape.resize(std::max(out_shape.size(), n), 1);
+        const std::size_t off = out_shape.size() - n;
+        for (std::size_t i = 0; i < n; ++i) out_shape[off + i] *= std::max<std::int64_t>(1, v[i]);
+      } else {
+        p.warnings |= kWarnOutputInferred;
+      }
+      break;
+    }
+    case OpRole::kConcat: {
+      // The axis may arrive as a scalar int tensor among the inputs; it is not data.
+      in_bytes = 0;
+      double total = 0;
+      for (const auto& t : op.inputs) {
+        if (t.shape.size() <= 1 && t.elements() <= 1 && op.inputs.size() > 2) continue;
+        in_bytes += t.bytes();
+        total += static_cast<double>(t.elements());
+      }
+      if (!op.outputs.empty()) {
+        out_shape = op.outputs[0].shape;
+        break;
+      }
+      // Output: the data inputs summed along the concat axis (attribute, else where they differ).
+      const TensorDesc* first = nullptr;
+      for (const auto& t : op.inputs) {
+        if (!(t.shape.size() <= 1 && t.elements() <= 1 && op.inputs.size() > 2)) {
+          first = &t;
+          break;
+        }
+      }
+      const auto rank = static_cast<std::int64_t>(first ? first->shape.size() : 0);
+      std::int64_t axis = -1;
+      for (auto key : {"concat_dim", "axis", "dim"}) {
+        if (op.attr(key)) {
+          axis = static_cast<std::int64_t>(op.attr_number(key, 0));
+          if (axis < 0) axis += rank;
+          break;
+        }
+      }
+      if (axis < 0 && first) {
+        for (const auto& t : op.inputs) {
+          for (std::int64_t a = 0; a < rank && a < static_cast<std::int64_t>(t.shape.size()); ++a) {
+            if (t.shape[static_cast<std::size_t>(a)] != first->shape[static_cast<std::size_t>(a)]) {
+              axis = a;
+            }
+          }
+        }
+      }
+      if (!first || axis < 0 || axis >= rank) {
+        out_shape = {static_cast<std::int64_t>(total)};
+        p.warnings |= kWarnOutputInferred;
+        break;
+      }
+      out_shape = first->shape;
+      const auto ax = static_cast<std::size_t>(axis);
+      const double other = static_cast<double>(first->elements()) / static_cast<double>(out_shape[ax]);
+      out_shape[ax] = static_cast<std::int64_t>(total / other);
+      break;
+    }
+    case OpRole::kTranspose: {
+      out_shape = x.shape;
+      if (!op.outputs.empty()) {
+        out_shape = op.outputs[0].shape;
+      } else if (const std::size_t n = list_attr(op, "perm", v); n == x.shape.size()) {
+        for (std::size_t i = 0; i < n; ++i) {
+          const auto a = static_cast<std::size_t>(v[i] < 0 ? v[i] + static_cast<std::int64_t>(n) : v[i]);
+          out_shape[i] = a < n ? x.shape[a] : 1;
+        }
+      }
+      break;
+    }
+    case OpRole::kTransData: {
+      out_shape = !op.outputs.empty() ? op.outputs[0].shape : x.shape;
+      break;
+    }
+    case OpRole::kSlice: {
+      if (!op.outputs.empty()) {
+        out_shape = op.outputs[0].shape;
+      } else if (const std::size_t n = list_attr(op, "size", v); n == x.shape.size()) {
+        out_shape.assign(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n));
+        for (std::size_t i = 0; i < n; ++i) {
+          if (out_shape[i] <= 0) out_shape[i] = x.shape[i];
+        }
+      } else {
+        out_shape = x.shape;
+        p.warnings |= kWarnOutputInferred;
+      }
+      in_bytes = product(out_shape) * ds;  // a slice reads only what it keeps
+      break;
+    }
+    default:
+      out_shape = !op.outputs.empty() ? op.outputs[0].shape : x.shape;
+      break;
+  }
+  const double out_ds = !op.outputs.empty() ? dtype_bytes(op.outputs[0].dtype) : ds;
+  double out_e = product(out_shape);
+  if (kind.role == OpRole::kSplit) {
+    out_e = 0;
+    for (const auto& t : op.outputs) out_e += static_cast<double>(t.elements());
+    if (op.outputs.empty()) out_e = static_cast<double>(x.elements());
+  }
+  const double out_bytes = out_e * out_ds;
+  const double last_out = last_dim(out_shape);
+  const std::int64_t tiles = vector_tiles(std::max(out_bytes, in_bytes), hw, cores,
+                                          static_cast<std::int64_t>(out_e / last_out) *
+                                              static_cast<std::int64_t>(std::max(1.0, last_out * out_ds / 32)));
+  const double nt = static_cast<double>(tiles);
+  const double b = std::min<double>(cores, nt);
+
+  switch (kind.role) {
+    case OpRole::kTile: {
+      // the (small) source is read by every core; the output streams out row by row
+      p.in = flat_transfer(std::min(in_bytes * b, std::max(in_bytes, out_bytes)), nt);
+      p.out = row_transfer(out_e / last_out, last_out * out_ds, nt, hw);
+      p.vector_cycles = unary_cycles(out_bytes / nt, hw);
+      break;
+    }
+    case OpRole::kConcat: {
+      // each input lands in its slot of every output row: one DMA per row piece
+      p.in = flat_transfer(0, nt);
+      for (const auto& t : op.inputs) {
+        if (t.shape.size() <= 1 && t.elements() <= 1 && op.inputs.size() > 2) continue;
+        const double tl = last_dim(t.shape);
+        const Transfer piece =
+            (tl == last_out) ? flat_transfer(t.bytes(), nt)
+                             : row_transfer(static_cast<double>(t.elements()) / tl,
+                                            tl * dtype_bytes(t.dtype), nt, hw);
+        p.in.bytes += piece.bytes;
+        p.in.padded_bytes += piece.padded_bytes;
+        p.in.transfers += piece.transfers;
+        p.in.ideal_transfers += piece.ideal_transfers;
+      }
+      p.out = row_transfer(out_e / last_out, last_out * out_ds, nt, hw);
+      break;
+    }
+    case OpRole::kTranspose:
+    case OpRole::kTransData: {
+      const double last_in = last_dim(x.shape);
+      const bool moves_last_axis = last_in != last_out || kind.role == OpRole::kTransData;
+      p.in = row_transfer(static_cast<double>(x.elements()) / last_in, last_in * ds, nt, hw);
+      p.out = row_transfer(out_e / last_out, last_out * out_ds, nt, hw);
+      if (moves_last_axis) p.vector_cycles = pass_cycles(kind, out_bytes / nt, hw);
+      break;
+    }
+    case OpRole::kSlice: {
+      p.in = row_transfer(out_e / last_out, last_out * ds, nt, hw);
+      p.out = flat_transfer(out_bytes, nt);
+      break;
+    }
+    case OpRole::kPad: {
+      p.in = row_transfer(static_cast<double>(x.elements()) / last_dim(x.shape),
+                          last_dim(x.shape) * ds, nt, hw);
+      p.out = row_transfer(out_e / last_out, last_out * out_ds, nt, hw);
+      p.vector_cycles = unary_cycles(out_bytes / nt, hw);
+      break;
+    }
+    default: {  // copies, reshapes, splits: contiguous in and out
+      p.in = flat_transfer(in_bytes, nt);
+      p.out = flat_transfer(out_bytes, nt);
+      break;
+    }
+  }
+  p.tiles = tiles;
+  return p;
+}
+
+KernelPlan plan_generic(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
+  // Unknown op type: read every input, one unary pass over the output, write it.
+  KernelPlan p;
+  p.unit = Placement::kVector;
+  p.warnings |= kWarnUnknownOpType;
+  double in_bytes = 0;
+  for (const auto& t : op.inputs) in_bytes += t.bytes();
+  double out_bytes = 0;
+  for (const auto& t : op.outputs) out_bytes += t.bytes();
+  if (op.outputs.empty()) {
+    for (const auto& t : op.inputs) out_bytes = std::max(out_bytes, t.bytes());
+  }
+  const std::int64_t tiles = vector_tiles(std::max(in_bytes, out_bytes), hw, cores, INT64_MAX);
+  const double nt = static_cast<double>(tiles);
+  p.in = flat_transfer(in_bytes, nt);
+  p.out = flat_transfer(out_bytes, nt);
+  const bool scalar = any_int64(op.inputs);
+  double ds = 2;
+  for (const auto& t : op.inputs) ds = std::max(ds, dtype_bytes(t.dtype));
+  add_compute(p, *op.kind, out_bytes / nt, out_bytes / ds / nt, scalar, hw);
+  p.tiles = tiles;
+  p.flops = out_bytes / ds;
+  return p;
+}
+
+}  // namespace npusim::cost

@@ -1,0 +1,208 @@
+#include "model/op_table.h"
+
+#include <algorithm>
+#include <cctype>
+#include <initializer_list>
+#include <string>
+#include <unordered_map>
+
+namespace npusim {
+
+namespace {
+
+using VC = VectorClass;
+using F = OpFamily;
+using R = OpRole;
+using P = Placement;
+
+OpKindInfo row(std::string_view type, F family, R role, P placement,
+               std::initializer_list<VC> passes = {}, bool int64_vector = false,
+               bool compare = false) {
+  OpKindInfo k{type, family, role, placement, {}, 0, int64_vector, compare};
+  for (VC c : passes) k.passes[k.pass_count++] = c;
+  return k;
+}
+
+// Vector passes per element follow how the CANN op library composes each op from Ascend C
+// instructions (e.g. Softmax = reduce-max, sub, exp, reduce-sum, div); their cycle costs come from
+// the hw spec's [vector.cycles_per_repeat].
+std::vector<OpKindInfo> build_table() {
+  std::vector<OpKindInfo> t;
+  auto cube = [&](std::string_view n, R r) { t.push_back(row(n, F::kCube, r, P::kCube)); };
+  for (auto n : {"MatMul", "MatMulV2", "MatMulV3", "MatMulV2Compress", "QuantMatmul", "GEMM",
+                 "MatmulAllReduce"}) {
+    cube(n, R::kMatMul);
+  }
+  for (auto n : {"BatchMatMul", "BatchMatMulV2", "BatchMatMulV3", "BatchMatmul",
+                 "QuantBatchMatmulV3", "WeightQuantBatchMatmulV2", "GroupedMatmul"}) {
+    cube(n, R::kBatchMatMul);
+  }
+  for (auto n : {"Conv2D", "Conv2DV2", "Conv2DBackpropInput", "Conv2DBackpropFilter",
+                 "DepthwiseConv2D", "Conv3D", "Convolution"}) {
+    cube(n, R::kConv2D);
+  }
+
+  auto ew = [&](std::string_view n, std::initializer_list<VC> p, bool i64 = false,
+                bool cmp = false) {
+    t.push_back(row(n, F::kElementwise, R::kElementwise, P::kVector, p, i64, cmp));
+  };
+  for (auto n : {"Add", "AddV2", "Sub", "Mul", "Maximum", "Minimum", "BiasAdd", "LogicalAnd",
+                 "LogicalOr", "BitwiseAnd", "BitwiseOr", "SquaredDifference", "AddN", "Axpy",
+                 "AxpyV2"}) {
+    ew(n, {VC::kBinary});
+  }
+  for (auto n : {"Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual"}) {
+    ew(n, {VC::kBinary}, false, true);
+  }
+  for (auto n : {"Select", "SelectV2", "MaskedFill"}) ew(n, {VC::kBinary, VC::kBinary});
+  for (auto n : {"Relu", "Abs", "Neg", "Muls", "Adds", "ZerosLike", "OnesLike", "Fill", "Fills",
+                 "LeakyRelu", "Relu6", "LogicalNot", "Square", "Reciprocal", "Sign", "ClipByValue",
+                 "Round", "Floor", "Ceil", "Identity", "ReluGrad"}) {
+    ew(n, {VC::kUnary});
+  }
+  for (auto n : {"Div", "RealDiv", "Exp", "Log", "Sqrt", "Rsqrt", "Pow", "DivNoNan", "Log1p",
+                 "Expm1", "RsqrtGrad", "SqrtGrad"}) {
+    ew(n, {VC::kTranscendental});
+  }
+  for (auto n : {"FloorMod", "FloorDiv", "Mod", "TruncateDiv", "TruncateMod"}) {
+    // a floor-mod is a division, a floor and a multiply-subtract
+    ew(n, {VC::kTranscendental, VC::kUnary, VC::kMultiplyAdd});
+  }
+  for (auto n : {"Sigmoid", "SigmoidGrad", "Swish", "Silu", "SiLU", "HardSigmoid", "HardSwish"}) {
+    ew(n, {VC::kSigmoid});
+  }
+  for (auto n : {"Tanh", "TanhGrad", "FastGelu", "FastGeluV2", "Gelu", "GeluV2", "Mish",
+                 "Softplus"}) {
+    ew(n, {VC::kTanh});
+  }
+  for (auto n : {"Erf", "Erfc", "GeluGrad"}) ew(n, {VC::kErf});
+  for (auto n : {"SwiGlu", "GeGlu"}) ew(n, {VC::kSigmoid, VC::kBinary});
+  for (auto n : {"Addcmul", "Addcdiv", "Lerp", "ApplyAdamW", "ApplyAdam", "FusedMulAdd"}) {
+    ew(n, {VC::kMultiplyAdd, VC::kBinary});
+  }
+
+  auto red = [&](std::string_view n, R r, std::initializer_list<VC> p) {
+    t.push_back(row(n, F::kReduction, r, P::kVector, p));
+  };
+  for (auto n : {"ReduceSum", "ReduceSumD", "ReduceMean", "ReduceMeanD", "ReduceMax", "ReduceMaxD",
+                 "ReduceMin", "ReduceMinD", "ReduceProd", "ReduceProdD", "ReduceAll", "ReduceAny",
+                 "ArgMax", "ArgMaxV2", "ArgMaxD", "ArgMin", "ArgMinV2", "ArgMinD", "ReduceLogSumExp",
+                 "BNTrainingReduce", "Norm", "LpNormV2"}) {
+    red(n, R::kReduce, {VC::kReduce});
+  }
+  for (auto n : {"SoftmaxV2", "Softmax", "LogSoftmaxV2", "LogSoftmax", "SoftmaxGrad",
+                 "SoftmaxCrossEntropyWithLogits"}) {
+    red(n, R::kRowwise,
+        {VC::kReduce, VC::kBinary, VC::kTranscendental, VC::kReduce, VC::kTranscendental});
+  }
+  for (auto n : {"LayerNorm", "LayerNormV3", "LayerNormV4", "LayerNormGrad", "BatchNorm",
+                 "BNInfer", "GroupNorm", "InstanceNorm", "AddLayerNorm"}) {
+    red(n, R::kRowwise,
+        {VC::kReduce, VC::kBinary, VC::kMultiplyAdd, VC::kReduce, VC::kTranscendental,
+         VC::kMultiplyAdd});
+  }
+  for (auto n : {"RmsNorm", "AddRmsNorm", "RmsNormGrad", "L2Normalize"}) {
+    red(n, R::kRowwise, {VC::kBinary, VC::kReduce, VC::kTranscendental, VC::kBinary});
+  }
+
+  auto mv = [&](std::string_view n, R r, std::initializer_list<VC> p, bool i64 = true) {
+    t.push_back(row(n, F::kDataMovement, r, P::kVector, p, i64));
+  };
+  for (auto n : {"Tile", "TileD", "BroadcastTo", "BroadcastToD", "Expand", "ExpandD", "Repeat",
+                 "TileWithAxis"}) {
+    mv(n, R::kTile, {VC::kUnary});
+  }
+  for (auto n : {"Concat", "ConcatD", "ConcatV2", "ConcatV2D", "Pack", "Stack", "ConcatOffset"}) {
+    mv(n, R::kConcat, {});
+  }
+  for (auto n : {"Transpose", "TransposeD", "ConfusionTransposeD", "Permute"}) {
+    mv(n, R::kTranspose, {VC::kTranspose});
+  }
+  mv("TransData", R::kTransData, {VC::kTranspose});
+  mv("TransDataRNN", R::kTransData, {VC::kTranspose});
+  for (auto n : {"Cast", "CastD"}) mv(n, R::kCast, {VC::kConvert});
+  for (auto n : {"Slice", "SliceD", "StridedSlice", "StridedSliceD", "StridedSliceV2",
+                 "StridedSliceV3", "Narrow", "Gather_Slice"}) {
+    mv(n, R::kSlice, {});
+  }
+  for (auto n : {"TensorMove", "Reshape", "Squeeze", "Unsqueeze", "ExpandDims", "Flatten",
+                 "ViewCopy", "AsStrided", "Contiguous", "MemSet", "MemcpyAsync", "Assign"}) {
+    mv(n, R::kCopy, {});
+  }
+  for (auto n : {"Split", "SplitD", "SplitV", "SplitVD", "Unpack", "Unstack", "Chunk"}) {
+    mv(n, R::kSplit, {});
+  }
+  for (auto n : {"Pad", "PadD", "PadV2", "PadV3", "PadV3D", "MirrorPad", "ConstantPad"}) {
+    mv(n, R::kPad, {VC::kUnary});
+  }
+
+  auto idx = [&](std::string_view n, R r, std::initializer_list<VC> p) {
+    t.push_back(row(n, F::kIndex, r, P::kVector, p, true));
+  };
+  for (auto n : {"Gather", "GatherV2", "GatherV2D", "Embedding", "EmbeddingLookup", "IndexSelect",
+                 "GatherNd", "EmbeddingBag", "Index"}) {
+    idx(n, R::kGather, {});
+  }
+  for (auto n : {"GatherElements", "GatherD", "TakeAlongDim"}) {
+    idx(n, R::kGatherElements, {VC::kGather});
+  }
+  for (auto n : {"ScatterNd", "ScatterNdUpdate", "ScatterNdAdd", "ScatterUpdate", "ScatterAdd",
+                 "ScatterElements", "IndexPut", "IndexPutV2", "InplaceIndexAdd", "IndexAdd",
+                 "UnsortedSegmentSum", "UnsortedSegmentSumD", "EmbeddingDenseGrad",
+                 "TensorScatterUpdate", "ScatterList"}) {
+    idx(n, R::kScatter, {VC::kBinary});
+  }
+
+  for (auto n : {"TopK", "TopKV2", "TopKD", "TopKV3"}) {
+    t.push_back(row(n, F::kSort, R::kTopK, P::kVector, {VC::kSort}));
+  }
+  for (auto n : {"Sort", "SortV2", "ArgSort"}) {
+    t.push_back(row(n, F::kSort, R::kSort, P::kVector, {VC::kSort}));
+  }
+
+  for (auto n : {"Where", "Unique", "UniqueV2", "UniqueWithCounts", "UniqueConsecutive",
+                 "NonZero", "NonZeroWithValue", "MaskedSelect", "BooleanMask"}) {
+    t.push_back(row(n, F::kAicpu, R::kDynamicShape, P::kAicpu, {VC::kUnary}));
+  }
+  for (auto n : {"Bucketize", "StringToHashBucketFast", "RandomUniform", "Multinomial",
+                 "RandomChoiceWithMask", "DropOutGenMask", "SearchSorted", "HistogramFixedWidth",
+                 "StatelessRandomUniform"}) {
+    t.push_back(row(n, F::kAicpu, R::kAicpuStatic, P::kAicpu, {VC::kBinary}));
+  }
+  return t;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+struct Index {
+  std::vector<OpKindInfo> rows = build_table();
+  std::unordered_map<std::string, std::size_t> by_name;
+  OpKindInfo generic = row("<generic>", F::kGeneric, R::kGeneric, P::kVector, {VC::kUnary}, true);
+  Index() {
+    for (std::size_t i = 0; i < rows.size(); ++i) by_name.emplace(lower(rows[i].type), i);
+  }
+};
+
+const Index& index() {
+  static const Index idx;
+  return idx;
+}
+
+}  // namespace
+
+const OpKindInfo& lookup_op_kind(std::string_view type) noexcept {
+  const Index& idx = index();
+  std::string key = lower(type);
+  // aclnn kernels appear in profiles as "aclnnAdd"; the op type behind them is the rest.
+  if (key.rfind("aclnn", 0) == 0) key.erase(0, 5);
+  if (auto it = idx.by_name.find(key); it != idx.by_name.end()) return idx.rows[it->second];
+  return idx.generic;
+}
+
+const std::vector<OpKindInfo>& op_table() { return index().rows; }
+
+}  // namespace npusim

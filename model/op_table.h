@@ -1,0 +1,47 @@
+#pragma once
+// The one table of op types (CONVENTIONS.md: "The only place that lists op types and cost-model
+// families is one table"). Each CANN op type maps to a family, a role inside the family, a default
+// placement and the vector instruction passes its kernel makes per element.
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "model/hw_spec.h"
+#include "model/op_desc.h"
+
+namespace npusim {
+
+/// What an op does inside its family; selects the plan builder's shape rules.
+enum class OpRole : std::uint8_t {
+  kMatMul, kBatchMatMul, kConv2D,                   // cube
+  kElementwise,                                      // elementwise with broadcast
+  kReduce, kRowwise,                                 // reductions; softmax/norms keep the shape
+  kTile, kConcat, kTranspose, kTransData, kCast, kSlice, kCopy, kSplit, kPad,  // data movement
+  kGather, kGatherElements, kScatter,                // index
+  kTopK, kSort,                                      // sort
+  kDynamicShape, kAicpuStatic,                       // AI CPU
+  kGeneric
+};
+
+/// One row of the table.
+struct OpKindInfo {
+  std::string_view type;   ///< CANN spelling
+  OpFamily family;
+  OpRole role;
+  Placement placement;     ///< default placement
+  std::array<VectorClass, 6> passes{};  ///< vector passes per element (elementwise, reductions)
+  std::uint8_t pass_count = 0;
+  bool int64_vector = false;  ///< has a vector path for int64 (vconv); otherwise scalar fallback
+  bool compare = false;       ///< output is BOOL regardless of inputs (Equal, Less, ...)
+};
+
+/// The row for `type` (exact CANN spelling; also accepts the aclnn-prefixed kernel names and
+/// case differences). Unknown types return the generic row, whose `type` is "<generic>".
+[[nodiscard]] const OpKindInfo& lookup_op_kind(std::string_view type) noexcept;
+
+/// Every row of the table, for documentation and tests.
+[[nodiscard]] const std::vector<OpKindInfo>& op_table();
+
+}  // namespace npusim

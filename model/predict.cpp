@@ -1,0 +1,37 @@
+#include "model/predict.h"
+
+#include <algorithm>
+
+#include "model/cost/kernel_plan.h"
+#include "model/op_table.h"
+
+namespace npusim {
+
+OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const PredictContext& ctx) {
+  NPUSIM_CHECK(op.kind != nullptr);
+  const OpKindInfo& kind = *op.kind;
+  const Placement placement = op.placement.value_or(kind.placement);
+  if (placement == Placement::kAicpu) return cost::cost_aicpu(op, hw);
+  if (placement == Placement::kHost) return cost::cost_host(op, hw);
+  if (kind.family == OpFamily::kAicpu) return cost::cost_aicpu(op, hw);
+
+  PredictContext c = ctx;
+  if (c.l2_hit_ratio < 0 && op.attr("l2_hit_ratio")) c.l2_hit_ratio = op.attr_number("l2_hit_ratio", 0);
+  const Placement unit = kind.family == OpFamily::kCube ? Placement::kCube : Placement::kVector;
+  const int cores = std::max(1, cost::available_cores(unit, hw, budget));
+  cost::KernelPlan plan;
+  switch (kind.family) {
+    case OpFamily::kCube: plan = cost::plan_cube(op, hw, cores); break;
+    case OpFamily::kElementwise: plan = cost::plan_elementwise(op, hw, cores); break;
+    case OpFamily::kReduction: plan = cost::plan_reduction(op, hw, cores); break;
+    case OpFamily::kDataMovement: plan = cost::plan_data_movement(op, hw, cores); break;
+    case OpFamily::kIndex: plan = cost::plan_index(op, hw, cores); break;
+    case OpFamily::kSort: plan = cost::plan_sort(op, hw, cores); break;
+    case OpFamily::kAicpu:
+    case OpFamily::kGeneric: plan = cost::plan_generic(op, hw, cores); break;
+  }
+  if (kind.family == OpFamily::kGeneric) plan.warnings |= kWarnUnknownOpType;
+  return cost::evaluate(plan, hw, budget, c);
+}
+
+}  // namespace npusim

@@ -1,0 +1,41 @@
+#pragma once
+// Shared helpers for model tests: chips loaded once from the source tree's hw_specs/.
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "model/hw_spec.h"
+#include "model/op_desc.h"
+
+namespace npusim::test {
+
+/// A chip spec from hw_specs/, loaded once per test binary.
+inline const HwSpec& chip(const std::string& name) {
+  static std::map<std::string, HwSpec> cache;
+  auto it = cache.find(name);
+  if (it == cache.end()) {
+    const auto path = std::filesystem::path(NPUSIM_SOURCE_DIR) / "hw_specs" / (name + ".toml");
+    it = cache.emplace(name, load_hw_spec(path)).first;
+  }
+  return it->second;
+}
+
+inline OpDesc op(const OpText& t) { return make_op(t, SourcePos{"<test>", 0, 0}); }
+
+/// Builds an op from its type, shapes and dtypes (profile syntax) and attributes.
+inline OpDesc op(const std::string& type, const std::string& shapes, const std::string& dtypes,
+                 std::vector<std::pair<std::string, std::string>> attrs = {},
+                 const std::string& formats = "") {
+  OpText t;
+  t.type = type;
+  t.input_shapes = shapes;
+  t.input_dtypes = dtypes;
+  t.input_formats = formats;
+  t.attrs = std::move(attrs);
+  return make_op(t, SourcePos{"<test>", 0, 0});
+}
+
+}  // namespace npusim::test
