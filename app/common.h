@@ -32,6 +32,8 @@ void warn(const std::string& what);
 
 /// Subcommand registration; each lives in its own cmd_*.cpp.
 void register_predict(CLI::App& app);
+void register_analyze(CLI::App& app);
+void register_graph(CLI::App& app);
 void register_hw(CLI::App& app);
 void register_validate(CLI::App& app);
 

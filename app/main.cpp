@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "npusim 0.1.0");
   npusim::app::register_predict(app);
+  npusim::app::register_analyze(app);
+  npusim::app::register_graph(app);
   npusim::app::register_hw(app);
   npusim::app::register_validate(app);
   try {

@@ -1,0 +1,241 @@
+// Rendering of advisor reports: short terminal text, complete JSON, a Markdown ticket.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "profile/advisor.h"
+
+namespace npusim::profile {
+
+namespace {
+
+std::string fmt_us(double v) {
+  if (v >= 100) return fmt::format("{:.0f} us", v);
+  return fmt::format("{:.2f} us", v);
+}
+std::string pct(double share) { return fmt::format("{:.1f} %", share * 100.0); }
+
+std::string evidence_text(const Evidence& e) {
+  if (e.number) return fmt::format("{} = {:.6g}", e.key, *e.number);
+  return fmt::format("{}: {}", e.key, e.text);
+}
+
+std::string chip_line(const ChipFigures& c) {
+  if (!c.cube_cores || !c.freq_mhz) return "chip: cube cores / frequency unknown";
+  return fmt::format("chip: {} cube cores at {:.0f} MHz ({})", *c.cube_cores, *c.freq_mhz,
+                     c.cores_source);
+}
+
+nlohmann::json type_json(const TypeStat& t) {
+  nlohmann::json j = {{"type", t.type},         {"kind", t.kind},         {"count", t.count},
+                      {"total_us", t.total_us}, {"mean_us", t.mean_us()}, {"min_us", t.min_us},
+                      {"max_us", t.max_us},     {"share", t.share}};
+  j["cube_utilization"] = t.cube_utilization ? nlohmann::json(*t.cube_utilization) : nullptr;
+  return j;
+}
+
+template <class T>
+nlohmann::json opt(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+nlohmann::json finding_json(const Finding& f, const std::string& profile) {
+  nlohmann::json ev = nlohmann::json::object();
+  for (const auto& e : f.evidence) {
+    ev[e.key] = e.number ? nlohmann::json(*e.number) : nlohmann::json(e.text);
+  }
+  return {{"profile", profile}, {"check", f.check},   {"severity", f.severity},
+          {"title", f.title},   {"ops", f.ops},       {"time_us", f.time_us},
+          {"evidence", ev},     {"advice", f.advice}};
+}
+
+}  // namespace
+
+std::string render_json(const std::vector<Report>& reports) {
+  nlohmann::json root;
+  nlohmann::json profiles = nlohmann::json::array();
+  nlohmann::json findings = nlohmann::json::array();
+  nlohmann::json utilization = nlohmann::json::array();
+  nlohmann::json skipped = nlohmann::json::array();
+  std::uint64_t ops = 0;
+  double total = 0;
+  // Op types over all profiles (ranks of one job run the same model).
+  std::map<std::string, TypeStat> merged;
+  for (const auto& r : reports) {
+    ops += r.ops;
+    total += r.total_time_us;
+    nlohmann::json steps = nlohmann::json::array();
+    for (const auto& s : r.steps) {
+      steps.push_back({{"step", s.step},       {"ops", s.ops},         {"span_us", s.span_us},
+                       {"busy_us", s.busy_us}, {"idle_us", s.idle_us}, {"compute_us", s.compute_us},
+                       {"cube_cycles", s.cube_cycles},
+                       {"cube_utilization", opt(s.cube_utilization)}});
+    }
+    nlohmann::json types = nlohmann::json::array();
+    for (const auto& t : r.op_types) types.push_back(type_json(t));
+    nlohmann::json comm = nlohmann::json::array();
+    for (const auto& t : r.communication_types) comm.push_back(type_json(t));
+    profiles.push_back({{"name", r.profile},
+                        {"producer", r.producer},
+                        {"cann_version", r.cann_version},
+                        {"files", r.files},
+                        {"layouts", r.layouts},
+                        {"notes", r.notes},
+                        {"ops", r.ops},
+                        {"total_time_us", r.total_time_us},
+                        {"wait_time_us", r.wait_time_us},
+                        {"communication_ops", r.communication_ops},
+                        {"communication_time_us", r.communication_time_us},
+                        {"other_tasks", r.other_tasks},
+                        {"op_types", types},
+                        {"communication_types", comm},
+                        {"steps", steps}});
+    utilization.push_back({{"profile", r.profile},
+                           {"cube_cores", opt(r.chip.cube_cores)},
+                           {"freq_mhz", opt(r.chip.freq_mhz)},
+                           {"hbm_gbps", opt(r.chip.hbm_gbps)},
+                           {"chip_source", r.chip.cores_source},
+                           {"steps", steps}});
+    for (const auto& f : r.findings) findings.push_back(finding_json(f, r.profile));
+    for (const auto& s : r.skipped) {
+      skipped.push_back({{"profile", r.profile}, {"check", s.check}, {"reason", s.reason}});
+    }
+    for (const auto& t : r.op_types) {
+      auto& m = merged[t.type];
+      if (m.count == 0) {
+        m.type = t.type;
+        m.kind = t.kind;
+        m.min_us = t.min_us;
+      }
+      m.count += t.count;
+      m.total_us += t.total_us;
+      m.min_us = std::min(m.min_us, t.min_us);
+      m.max_us = std::max(m.max_us, t.max_us);
+    }
+  }
+  std::vector<TypeStat> types;
+  for (auto& [k, t] : merged) {
+    t.share = total > 0 ? t.total_us / total : 0;
+    types.push_back(t);
+  }
+  std::sort(types.begin(), types.end(), [](const TypeStat& a, const TypeStat& b) {
+    return a.total_us != b.total_us ? a.total_us > b.total_us : a.type < b.type;
+  });
+  nlohmann::json jt = nlohmann::json::array();
+  for (const auto& t : types) {
+    auto j = type_json(t);
+    j.erase("cube_utilization");
+    jt.push_back(j);
+  }
+  std::stable_sort(findings.begin(), findings.end(), [](const auto& a, const auto& b) {
+    return a["time_us"].template get<double>() > b["time_us"].template get<double>();
+  });
+  root["ops"] = ops;
+  root["total_time_us"] = total;
+  root["op_types"] = jt;
+  root["utilization"] = utilization;
+  root["findings"] = findings;
+  root["skipped_checks"] = skipped;
+  root["profiles"] = profiles;
+  return root.dump(2) + "\n";
+}
+
+std::string render_text(const std::vector<Report>& reports) {
+  std::string out;
+  for (const auto& r : reports) {
+    out += fmt::format("== {} ({}{})\n", r.profile, r.producer,
+                       r.cann_version.empty() ? "" : ", CANN " + r.cann_version);
+    for (const auto& l : r.layouts) out += fmt::format("   layout: {}\n", l);
+    out += fmt::format("   {} compute ops, {}; {} communication ops, {}; task wait {}\n", r.ops,
+                       fmt_us(r.total_time_us), r.communication_ops,
+                       fmt_us(r.communication_time_us), fmt_us(r.wait_time_us));
+    for (const auto& s : r.steps) {
+      out += fmt::format("   step {}: span {}, device idle {}{}\n",
+                         s.step >= 0 ? std::to_string(s.step) : "-", fmt_us(s.span_us),
+                         s.span_us > 0 ? pct(s.idle_us / s.span_us) : "-",
+                         s.cube_utilization ? ", cube utilisation " + pct(*s.cube_utilization)
+                                            : "");
+    }
+    out += "   " + chip_line(r.chip) + "\n";
+    out += "   top op types:";
+    for (std::size_t i = 0; i < r.op_types.size() && i < 5; ++i) {
+      const auto& t = r.op_types[i];
+      out += fmt::format("{} {} {} ({} x {})", i ? "," : "", t.type, pct(t.share), t.count,
+                         fmt_us(t.mean_us()));
+    }
+    out += "\n";
+    if (r.findings.empty()) out += "   no findings\n";
+    int n = 0;
+    for (const auto& f : r.findings) {
+      out += fmt::format("  {}. [{}] {} — {} at stake\n", ++n, f.severity, f.title,
+                         fmt_us(f.time_us));
+      int shown = 0;
+      for (const auto& e : f.evidence) {
+        if (e.number) continue;
+        if (++shown > 3) break;
+        out += fmt::format("       {}\n", evidence_text(e));
+      }
+      if (!f.advice.empty()) out += fmt::format("       try: {}\n", f.advice.front());
+    }
+    for (const auto& s : r.skipped) {
+      out += fmt::format("   skipped {}: {}\n", s.check, s.reason);
+    }
+  }
+  return out;
+}
+
+std::string render_markdown(const std::vector<Report>& reports) {
+  std::string out = "# npusim analyze\n\n";
+  for (const auto& r : reports) {
+    out += fmt::format("## {}\n\n", r.profile);
+    out += fmt::format("- producer: {}{}\n", r.producer,
+                       r.cann_version.empty() ? "" : ", CANN " + r.cann_version);
+    for (const auto& f : r.files) out += fmt::format("- file: `{}`\n", f);
+    for (const auto& l : r.layouts) out += fmt::format("- layout: {}\n", l);
+    out += fmt::format("- compute: {} ops, {}; communication: {} ops, {}; task wait: {}\n",
+                       r.ops, fmt_us(r.total_time_us), r.communication_ops,
+                       fmt_us(r.communication_time_us), fmt_us(r.wait_time_us));
+    out += fmt::format("- {}\n\n", chip_line(r.chip));
+    if (!r.steps.empty()) {
+      out += "| step | ops | span (us) | idle | cube utilisation |\n|---|---|---|---|---|\n";
+      for (const auto& s : r.steps) {
+        out += fmt::format("| {} | {} | {:.1f} | {} | {} |\n",
+                           s.step >= 0 ? std::to_string(s.step) : "-", s.ops, s.span_us,
+                           s.span_us > 0 ? pct(s.idle_us / s.span_us) : "-",
+                           s.cube_utilization ? pct(*s.cube_utilization) : "-");
+      }
+      out += "\n";
+    }
+    out += "### Op types\n\n| type | kind | count | total (us) | mean (us) | min (us) | max (us) | "
+           "share |\n|---|---|---|---|---|---|---|---|\n";
+    for (std::size_t i = 0; i < r.op_types.size() && i < 15; ++i) {
+      const auto& t = r.op_types[i];
+      out += fmt::format("| {} | {} | {} | {:.1f} | {:.2f} | {:.2f} | {:.2f} | {} |\n", t.type,
+                         t.kind, t.count, t.total_us, t.mean_us(), t.min_us, t.max_us,
+                         pct(t.share));
+    }
+    out += "\n### Findings (by time at stake)\n\n";
+    if (r.findings.empty()) out += "None.\n\n";
+    int n = 0;
+    for (const auto& f : r.findings) {
+      out += fmt::format("{}. **[{}] {}** — {} at stake (`{}`)\n", ++n, f.severity, f.title,
+                         fmt_us(f.time_us), f.check);
+      for (const auto& e : f.evidence) out += fmt::format("   - {}\n", evidence_text(e));
+      for (const auto& a : f.advice) out += fmt::format("   - *Try:* {}\n", a);
+      out += "\n";
+    }
+    if (!r.skipped.empty()) {
+      out += "### Checks not run\n\n";
+      for (const auto& s : r.skipped) out += fmt::format("- `{}`: {}\n", s.check, s.reason);
+      out += "\n";
+    }
+    if (!r.notes.empty()) {
+      out += "### Notes\n\n";
+      for (const auto& s : r.notes) out += fmt::format("- {}\n", s);
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace npusim::profile
