@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <system_error>
@@ -110,10 +111,27 @@ SourcePos TableReader::value_pos(std::string_view key) const {
 
 bool TableReader::has(std::string_view key) const { return table_->contains(key); }
 
+namespace {
+
+// toml::table iterates in key order; users read files top to bottom, so order keys by where
+// they are written.
+std::vector<const toml::key*> keys_in_document_order(const toml::table& table) {
+  std::vector<const toml::key*> keys;
+  keys.reserve(table.size());
+  for (auto&& [k, v] : table) keys.push_back(&k);
+  std::stable_sort(keys.begin(), keys.end(), [](const toml::key* a, const toml::key* b) {
+    const auto& pa = a->source().begin;
+    const auto& pb = b->source().begin;
+    return pa.line != pb.line ? pa.line < pb.line : pa.column < pb.column;
+  });
+  return keys;
+}
+
+}  // namespace
+
 std::vector<std::string> TableReader::keys() const {
   std::vector<std::string> out;
-  out.reserve(table_->size());
-  for (auto&& [k, v] : *table_) out.emplace_back(k.str());
+  for (const toml::key* k : keys_in_document_order(*table_)) out.emplace_back(k->str());
   return out;
 }
 
@@ -319,7 +337,8 @@ std::vector<TableReader> TableReader::table_array(std::string_view key) {
 }
 
 void TableReader::finish() const {
-  for (auto&& [k, v] : *table_) {
+  for (const toml::key* key : keys_in_document_order(*table_)) {
+    const toml::key& k = *key;
     if (accepted_.find(k.str()) != accepted_.end()) continue;
     std::string accepted;
     for (const auto& a : accepted_) {

@@ -18,6 +18,7 @@
 namespace fs = std::filesystem;
 using npusim::HwSpec;
 using npusim::InputError;
+using npusim::load_hw_spec;
 using npusim::VectorClass;
 
 namespace {

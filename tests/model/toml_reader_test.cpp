@@ -99,7 +99,7 @@ TEST_CASE("arrays are checked element by element", "[toml_reader]") {
   CHECK_THROWS_WITH((void)r.integer_array("n", 1, 10),
                     "t.toml:2:12: error: n[2]: expected an integer in [1, 10], got 0");
   CHECK_THROWS_WITH((void)r.string_array("s"),
-                    "t.toml:3:12: error: s[1]: expected a string, got an integer");
+                    "t.toml:3:11: error: s[1]: expected a string, got an integer");
 }
 
 TEST_CASE("arrays of tables give one reader per element with its own path", "[toml_reader]") {
