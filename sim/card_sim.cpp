@@ -1,0 +1,848 @@
+#include "sim/card_sim.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <memory>
+#include <unordered_map>
+#include <utility>
+
+#include "model/op_table.h"
+#include "model/predict.h"
+#include "sim/resources.h"
+
+namespace npusim::sim {
+
+namespace {
+
+// Event kinds this model schedules on itself (or receives from its resources).
+enum Kind : std::uint32_t {
+  kArrival,
+  kWindowExpired,
+  kPcieDone,
+  kLaunchDone,
+  kHostOpDone,
+  kSyncDone,
+  kMemoryDone,
+  kComputeDone,
+  kAicpuDone,
+};
+
+// Among events of the same nanosecond, completions run before arrivals and batching windows, so
+// a request arriving exactly when a stream frees finds the stream free.
+constexpr std::int32_t kPrioCompletion = 0;
+constexpr std::int32_t kPrioArrival = 1;
+
+// L2 hit ratios are quantised to 1/32 so contention changes hit the prediction cache.
+constexpr int kL2Buckets = 32;
+
+enum class Unit : std::uint8_t { kCube, kVector, kMix, kAicpu, kHost };
+
+// What never changes about an op across gears and core grants.
+struct OpInfo {
+  std::string name;
+  std::string type;
+  Unit unit = Unit::kVector;
+  bool dynamic = false;       // data-dependent output shape: host round trip after it
+  TimeNs launch_ns = 0;       // host time to launch it
+  std::optional<double> fixed_us;
+  int fixed_block_dim = 1;
+};
+
+// One op at one gear, core grant and L2 hit ratio.
+struct Timing {
+  TimeNs compute_ns = 0;  // device time outside the memory phase
+  TimeNs memory_ns = 0;   // the memory phase when alone
+  double hbm_bytes = 0;   // bytes the memory phase moves through the shared HBM
+  double working_set = 0;  // bytes the op touches (L2 contention)
+  TimeNs host_ns = 0;     // host ops: their whole time on the host thread
+  int cube = 0;           // cores held
+  int vector = 0;
+};
+
+struct Request {
+  TimeNs arrival_ns = 0;
+  std::int64_t samples = 0;
+  std::int32_t chunks_left = 0;
+  TimeNs service_ns = 0;  // of the chunk that finished last
+};
+
+struct Batch {
+  std::uint32_t first_member = 0;  // into members_
+  std::uint32_t member_count = 0;
+  std::int64_t samples = 0;
+  std::int64_t gear = 0;
+  std::uint32_t gear_idx = 0;
+  TimeNs start_ns = 0;
+};
+
+struct Stream {
+  std::int64_t batch = -1;
+  std::uint32_t launched = 0;   // ops handed to the device (or run on the host)
+  std::uint32_t completed = 0;  // ops finished
+  bool host_busy = false;
+  bool device_busy = false;
+  bool barrier = false;       // a launched dynamic-shape op has not been synced yet
+  bool sync_pending = false;  // the host owes a shape round trip for a completed dynamic op
+  bool waiting_cores = false;
+  const Timing* running = nullptr;
+  int held_cube = 0;
+  int held_vector = 0;
+  TimeNs op_start_ns = 0;
+  TimeNs launch_start_ns = 0;
+};
+
+std::uint64_t timing_key(std::size_t op, std::uint32_t gear_idx, int cube, int vector, int l2) {
+  return (static_cast<std::uint64_t>(op) << 44) | (static_cast<std::uint64_t>(gear_idx) << 32) |
+         (static_cast<std::uint64_t>(cube) << 20) | (static_cast<std::uint64_t>(vector) << 8) |
+         static_cast<std::uint64_t>(l2 + 1);
+}
+
+double nearest_rank(const std::vector<TimeNs>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(sorted.size())));
+  rank = std::clamp<std::size_t>(rank, 1, sorted.size());
+  return static_cast<double>(sorted[rank - 1]);
+}
+
+class CardModel final : public EventTarget {
+ public:
+  CardModel(const Scenario& sc, const HwSpec& hw, const SimOptions& opt)
+      : sc_(sc),
+        hw_(hw),
+        opt_(opt),
+        sim_(sc.info.seed),
+        streams_(static_cast<std::size_t>(sc.deployment.streams)),
+        cube_(hw.chip.cube_cores, sc.deployment.streams, sc.deployment.cube_cores_per_stream),
+        vector_(hw.chip.vector_cores, sc.deployment.streams, sc.deployment.vector_cores_per_stream),
+        hbm_(sim_, hw.hbm_bytes_per_us() / 1e3, this, kMemoryDone),
+        aicpu_(sim_, std::max(1, hw.chip.aicpu_cores), this, kAicpuDone),
+        pcie_(sim_, 1, this, kPcieDone) {
+    check_fits();
+    build_ops();
+    total_requests_ = sc.workload.warmup_requests + sc.workload.requests;
+    requests_.reserve(static_cast<std::size_t>(total_requests_));
+    members_.reserve(static_cast<std::size_t>(total_requests_));
+    if (opt_.trace) {
+      for (std::size_t s = 0; s < streams_.size(); ++s) {
+        result_.trace_tracks.push_back(fmt::format("stream {} device", s));
+        result_.trace_tracks.push_back(fmt::format("stream {} host", s));
+      }
+      pcie_track_ = static_cast<std::uint32_t>(result_.trace_tracks.size());
+      result_.trace_tracks.emplace_back("PCIe input copy");
+      for (const OpInfo& op : ops_) {
+        result_.trace_names.push_back(op.name);
+      }
+      for (const OpInfo& op : ops_) result_.trace_names.push_back("launch " + op.name);
+      sync_name_ = static_cast<std::uint32_t>(result_.trace_names.size());
+      result_.trace_names.emplace_back("shape sync");
+      pcie_name_ = static_cast<std::uint32_t>(result_.trace_names.size());
+      result_.trace_names.emplace_back("input copy");
+    }
+  }
+
+  SimResult run() {
+    start_arrivals();
+    sim_.run();
+    NPUSIM_CHECK(completed_ == total_requests_);
+    finish();
+    return std::move(result_);
+  }
+
+  void on_event(std::uint32_t kind, std::uint64_t payload) override {
+    switch (kind) {
+      case kArrival:
+        on_arrival(payload);
+        break;
+      case kWindowExpired:
+        if (open_batch_ >= 0 && static_cast<std::uint64_t>(open_batch_) == payload) flush_open();
+        break;
+      case kPcieDone:
+        batch_ready(static_cast<std::int64_t>(payload));
+        break;
+      case kLaunchDone:
+        on_launch_done(static_cast<std::size_t>(payload));
+        break;
+      case kHostOpDone:
+        on_host_op_done(static_cast<std::size_t>(payload));
+        break;
+      case kSyncDone:
+        on_sync_done(static_cast<std::size_t>(payload));
+        break;
+      case kMemoryDone:
+        on_memory_done(static_cast<std::size_t>(payload));
+        break;
+      case kComputeDone:
+      case kAicpuDone:
+        on_op_done(static_cast<std::size_t>(payload));
+        break;
+      default:
+        NPUSIM_CHECK(false);
+    }
+  }
+
+ private:
+  // ---- setup ------------------------------------------------------------------------------
+
+  void check_fits() const {
+    const Deployment& d = sc_.deployment;
+    if (d.cube_cores_per_stream > hw_.chip.cube_cores) {
+      throw InputError(d.cube_limit_pos,
+                       fmt::format("[deployment].cube_cores_per_stream: {} exceeds the {} cube "
+                                   "cores of {}",
+                                   d.cube_cores_per_stream, hw_.chip.cube_cores, hw_.chip.name));
+    }
+    if (d.vector_cores_per_stream > hw_.chip.vector_cores) {
+      throw InputError(d.vector_limit_pos,
+                       fmt::format("[deployment].vector_cores_per_stream: {} exceeds the {} vector "
+                                   "cores of {}",
+                                   d.vector_cores_per_stream, hw_.chip.vector_cores, hw_.chip.name));
+    }
+  }
+
+  void build_ops() {
+    const Graph& g = sc_.graph;
+    order_ = g.topo_order();
+    ops_.resize(g.size());
+    descs_.resize(g.size() * sc_.deployment.gears.size());
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      const GraphOp& gop = g.ops()[i];
+      const OpDesc d = g.instantiate(i, 1);
+      OpInfo& info = ops_[i];
+      info.name = gop.text.name;
+      info.type = gop.text.type;
+      const Placement p = d.placement.value_or(d.kind->placement);
+      switch (p) {
+        case Placement::kCube:
+          info.unit = Unit::kCube;
+          break;
+        case Placement::kVector:
+          info.unit = Unit::kVector;
+          break;
+        case Placement::kMix:
+          info.unit = Unit::kMix;
+          break;
+        case Placement::kAicpu:
+          info.unit = Unit::kAicpu;
+          break;
+        case Placement::kHost:
+          info.unit = Unit::kHost;
+          break;
+      }
+      try {
+        info.dynamic = d.attr_bool("dynamic_shape", d.kind->role == OpRole::kDynamicShape);
+        const std::string api(d.attr("api").value_or("aclnn"));
+        if (api == "aclnn") {
+          info.launch_ns = us_to_ns(hw_.host.launch_aclnn_us);
+        } else if (api == "aclop") {
+          info.launch_ns = us_to_ns(hw_.host.launch_aclop_us);
+        } else {
+          throw InputError(gop.pos, fmt::format("graph op '{}': attribute api = '{}': expected "
+                                                "aclnn or aclop",
+                                                info.name, api));
+        }
+        if (d.attr_bool("recompile", false)) info.launch_ns += us_to_ns(hw_.host.recompile_us);
+        info.fixed_us = gop.duration_us;
+        const double bd = d.attr_number("block_dim", 1);
+        const int pool = info.unit == Unit::kCube || info.unit == Unit::kMix ? hw_.chip.cube_cores
+                                                                              : hw_.chip.vector_cores;
+        if (bd < 1 || bd > pool || bd != std::floor(bd)) {
+          throw InputError(gop.pos, fmt::format("graph op '{}': attribute block_dim = {}: expected "
+                                                "an integer in [1, {}]",
+                                                info.name, bd, pool));
+        }
+        info.fixed_block_dim = static_cast<int>(bd);
+      } catch (const InputError& e) {
+        if (e.pos().line != 0) throw;
+        throw InputError(gop.pos, e.detail());  // attr parse errors carry no position
+      }
+    }
+  }
+
+  const OpDesc& desc(std::size_t op, std::uint32_t gear_idx) {
+    std::optional<OpDesc>& slot = descs_[op * sc_.deployment.gears.size() + gear_idx];
+    if (!slot) slot = sc_.graph.instantiate(op, sc_.deployment.gears[gear_idx]);
+    return *slot;
+  }
+
+  // The op's timing with `cube` / `vector` cores granted (its budget) and an L2 hit ratio of
+  // l2/kL2Buckets (-1: the spec's default). Predicted once per key, then cached.
+  const Timing& timing(std::size_t op, std::uint32_t gear_idx, int cube, int vector, int l2) {
+    const std::uint64_t key = timing_key(op, gear_idx, cube, vector, l2);
+    const auto it = timings_.find(key);
+    if (it != timings_.end()) return it->second;
+    const OpInfo& info = ops_[op];
+    Timing t;
+    if (info.fixed_us) {
+      // A measured time is per wave at its block dim; fewer cores run more waves.
+      const int grant = info.unit == Unit::kVector ? vector : cube;
+      const int bd = info.fixed_block_dim;
+      const int used = std::min(bd, std::max(grant, 1));
+      const int waves = (bd + used - 1) / used;
+      const TimeNs ns = us_to_ns(*info.fixed_us) * waves;
+      if (info.unit == Unit::kHost) {
+        t.host_ns = ns;
+      } else {
+        t.compute_ns = ns;
+      }
+      if (info.unit == Unit::kCube || info.unit == Unit::kMix) t.cube = used;
+      if (info.unit == Unit::kVector) t.vector = used;
+      if (info.unit == Unit::kMix) {
+        t.vector = std::min(vector, static_cast<int>(std::ceil(used * hw_.cube.mix_vector_ratio)));
+      }
+    } else {
+      PredictContext ctx;
+      if (l2 >= 0) ctx.l2_hit_ratio = static_cast<double>(l2) / kL2Buckets;
+      const OpCost c = predict(desc(op, gear_idx), hw_, CoreBudget{cube, vector}, ctx);
+      const double host_us = c.critical_path.host_us;
+      const double device_us = std::max(0.0, c.duration_us - host_us);
+      const double memory_us = std::clamp(c.critical_path.memory_us, 0.0, device_us);
+      const TimeNs memory_ns = us_to_ns(memory_us);
+      t.working_set = c.bytes_in + c.bytes_out;
+      if (info.unit == Unit::kHost) {
+        t.host_ns = us_to_ns(c.duration_us);
+      } else {
+        t.memory_ns = memory_ns;
+        t.compute_ns = us_to_ns(device_us) - memory_ns;
+        // Bytes a lone op moves faster than HBM allows are L2 hits: only what HBM could carry
+        // in the memory phase is shared, so a lone op keeps exactly its predicted time.
+        t.hbm_bytes = std::min(t.working_set, capacity_bytes_per_ns() * static_cast<double>(memory_ns));
+      }
+      const int bd = std::max(1, c.block_dim);
+      if (info.unit == Unit::kCube || info.unit == Unit::kMix) t.cube = std::min(bd, cube);
+      if (info.unit == Unit::kVector) t.vector = std::min(bd, vector);
+      if (info.unit == Unit::kMix) {
+        t.vector = std::min(vector, static_cast<int>(std::ceil(t.cube * hw_.cube.mix_vector_ratio)));
+      }
+    }
+    return timings_.emplace(key, t).first->second;
+  }
+
+  [[nodiscard]] double capacity_bytes_per_ns() const { return hw_.hbm_bytes_per_us() / 1e3; }
+
+  // ---- arrivals and batching -------------------------------------------------------------
+
+  void start_arrivals() {
+    const Workload& w = sc_.workload;
+    switch (w.arrival) {
+      case ArrivalKind::kPoisson:
+        sim_.schedule_at(us_to_ns(sim_.exponential(1e6 / w.rate_qps)), this, kArrival, 0,
+                         kPrioArrival);
+        break;
+      case ArrivalKind::kClosed:
+        for (std::int64_t c = 0; c < std::min<std::int64_t>(w.concurrency, total_requests_); ++c) {
+          sim_.schedule_at(0, this, kArrival, 0, kPrioArrival);
+          ++arrivals_scheduled_;
+        }
+        break;
+      case ArrivalKind::kTrace:
+        sim_.schedule_at(w.trace.front().arrival_ns, this, kArrival, 0, kPrioArrival);
+        break;
+    }
+  }
+
+  void on_arrival(std::uint64_t /*payload*/) {
+    const Workload& w = sc_.workload;
+    const auto id = static_cast<std::int64_t>(requests_.size());
+    NPUSIM_CHECK(id < total_requests_);
+    Request r;
+    r.arrival_ns = sim_.now();
+    if (w.arrival == ArrivalKind::kTrace && w.trace[static_cast<std::size_t>(id)].batch_size > 0) {
+      r.samples = w.trace[static_cast<std::size_t>(id)].batch_size;
+    } else {
+      r.samples = w.batch_size.draw(sim_.uniform01());
+    }
+    requests_.push_back(r);
+    if (id == w.warmup_requests) start_measuring();
+    in_system_.add(sim_.now(), 1);
+
+    // The next arrival of an open workload.
+    if (id + 1 < total_requests_) {
+      if (w.arrival == ArrivalKind::kPoisson) {
+        sim_.schedule_in(us_to_ns(sim_.exponential(1e6 / w.rate_qps)), this, kArrival, 0,
+                         kPrioArrival);
+      } else if (w.arrival == ArrivalKind::kTrace) {
+        sim_.schedule_at(w.trace[static_cast<std::size_t>(id + 1)].arrival_ns, this, kArrival, 0,
+                         kPrioArrival);
+      }
+    }
+    route(static_cast<std::uint32_t>(id));
+  }
+
+  void route(std::uint32_t id) {
+    Request& r = requests_[id];
+    const std::int64_t max_gear = sc_.deployment.gears.back();
+    if (r.samples > max_gear) {
+      // Oversize: chunks of the largest gear, each its own batch, run in parallel on streams.
+      std::int64_t left = r.samples;
+      r.chunks_left = static_cast<std::int32_t>((left + max_gear - 1) / max_gear);
+      while (left > 0) {
+        const std::int64_t chunk = std::min(left, max_gear);
+        left -= chunk;
+        const std::int64_t b = new_batch();
+        add_member(b, id, chunk);
+        dispatch(b);
+      }
+      return;
+    }
+    r.chunks_left = 1;
+    if (open_batch_ >= 0 && batches_[static_cast<std::size_t>(open_batch_)].samples + r.samples > max_gear) {
+      flush_open();
+    }
+    if (open_batch_ < 0) {
+      open_batch_ = new_batch();
+      if (sc_.deployment.batch_window_us > 0) {
+        window_ = sim_.schedule_in(us_to_ns(sc_.deployment.batch_window_us), this, kWindowExpired,
+                                   static_cast<std::uint64_t>(open_batch_), kPrioArrival);
+      }
+    }
+    add_member(open_batch_, id, r.samples);
+    if (sc_.deployment.batch_window_us <= 0 ||
+        batches_[static_cast<std::size_t>(open_batch_)].samples == max_gear) {
+      flush_open();
+    }
+  }
+
+  std::int64_t new_batch() {
+    Batch b;
+    b.first_member = static_cast<std::uint32_t>(members_.size());
+    batches_.push_back(b);
+    return static_cast<std::int64_t>(batches_.size()) - 1;
+  }
+
+  void add_member(std::int64_t b, std::uint32_t id, std::int64_t samples) {
+    Batch& batch = batches_[static_cast<std::size_t>(b)];
+    NPUSIM_CHECK(batch.first_member + batch.member_count == members_.size());
+    members_.push_back(id);
+    ++batch.member_count;
+    batch.samples += samples;
+  }
+
+  void flush_open() {
+    const std::int64_t b = open_batch_;
+    open_batch_ = -1;
+    sim_.cancel(window_);
+    dispatch(b);
+  }
+
+  // Pads to the next gear, copies the input over PCIe, then queues the batch for a stream.
+  void dispatch(std::int64_t b) {
+    Batch& batch = batches_[static_cast<std::size_t>(b)];
+    const auto& gears = sc_.deployment.gears;
+    const auto g = std::lower_bound(gears.begin(), gears.end(), batch.samples);
+    NPUSIM_CHECK(g != gears.end());
+    batch.gear = *g;
+    batch.gear_idx = static_cast<std::uint32_t>(g - gears.begin());
+    const double bytes = sc_.workload.input_bytes_per_sample * static_cast<double>(batch.gear);
+    if (bytes > 0) {
+      const double us = hw_.pcie.latency_us + bytes / (hw_.pcie.bandwidth_gbps * hw_.pcie.efficiency * 1e3);
+      const TimeNs ns = us_to_ns(us);
+      if (opt_.trace) pcie_spans_pending_.push_back({b, ns});
+      pcie_.submit(ns, static_cast<std::uint64_t>(b));
+    } else {
+      batch_ready(b);
+    }
+  }
+
+  void batch_ready(std::int64_t b) {
+    if (opt_.trace && !pcie_spans_pending_.empty() && pcie_spans_pending_.front().first == b) {
+      const TimeNs d = pcie_spans_pending_.front().second;
+      pcie_spans_pending_.pop_front();
+      span(pcie_track_, pcie_name_, sim_.now() - d, d, b);
+    }
+    for (std::size_t s = 0; s < streams_.size(); ++s) {
+      if (streams_[s].batch < 0) {
+        start_batch(s, b);
+        return;
+      }
+    }
+    ready_.push_back(b);
+  }
+
+  // ---- one stream: host dispatch and the in-order device queue ---------------------------
+
+  void start_batch(std::size_t s, std::int64_t b) {
+    Stream& st = streams_[s];
+    st = Stream{};
+    st.batch = b;
+    batches_[static_cast<std::size_t>(b)].start_ns = sim_.now();
+    streams_busy_.add(sim_.now(), 1);
+    pump_host(s);
+  }
+
+  void pump_host(std::size_t s) {
+    Stream& st = streams_[s];
+    if (st.host_busy) return;
+    if (st.sync_pending) {
+      // The shape round trip of a finished dynamic op: device -> host -> device.
+      st.host_busy = true;
+      st.launch_start_ns = sim_.now();
+      sim_.schedule_in(us_to_ns(hw_.host.dynamic_shape_sync_us), this, kSyncDone, s, kPrioCompletion);
+      return;
+    }
+    const auto n = static_cast<std::uint32_t>(order_.size());
+    if (st.launched == n || st.barrier) return;
+    if (st.launched - st.completed >= static_cast<std::uint32_t>(std::max(1, hw_.host.launch_queue_depth))) return;
+    const std::size_t op = order_[st.launched];
+    const Batch& batch = batches_[static_cast<std::size_t>(st.batch)];
+    if (ops_[op].unit == Unit::kHost) {
+      // A host op needs its inputs: it runs when the device has drained.
+      if (st.completed != st.launched) return;
+      const Timing& t = timing(op, batch.gear_idx, cube_.cap(), vector_.cap(), -1);
+      st.host_busy = true;
+      st.launch_start_ns = sim_.now();
+      sim_.schedule_in(t.host_ns, this, kHostOpDone, s, kPrioCompletion);
+      return;
+    }
+    st.host_busy = true;
+    st.launch_start_ns = sim_.now();
+    sim_.schedule_in(ops_[op].launch_ns, this, kLaunchDone, s, kPrioCompletion);
+  }
+
+  void on_launch_done(std::size_t s) {
+    Stream& st = streams_[s];
+    st.host_busy = false;
+    const std::size_t op = order_[st.launched];
+    span(host_track(s), static_cast<std::uint32_t>(ops_.size() + op), st.launch_start_ns,
+         sim_.now() - st.launch_start_ns, st.batch);
+    ++st.launched;
+    if (ops_[op].dynamic) st.barrier = true;
+    pump_device(s);
+    pump_host(s);
+  }
+
+  void on_host_op_done(std::size_t s) {
+    Stream& st = streams_[s];
+    st.host_busy = false;
+    const std::size_t op = order_[st.launched];
+    span(host_track(s), static_cast<std::uint32_t>(op), st.launch_start_ns,
+         sim_.now() - st.launch_start_ns, st.batch);
+    account_op(op, sim_.now() - st.launch_start_ns);
+    ++st.launched;
+    ++st.completed;
+    if (!maybe_finish_batch(s)) pump_host(s);
+  }
+
+  void on_sync_done(std::size_t s) {
+    Stream& st = streams_[s];
+    st.host_busy = false;
+    st.sync_pending = false;
+    st.barrier = false;
+    span(host_track(s), sync_name_, st.launch_start_ns, sim_.now() - st.launch_start_ns, st.batch);
+    if (!maybe_finish_batch(s)) pump_host(s);
+  }
+
+  void pump_device(std::size_t s) {
+    Stream& st = streams_[s];
+    if (st.device_busy || st.waiting_cores || st.completed == st.launched) return;
+    const std::size_t op = order_[st.completed];
+    const OpInfo& info = ops_[op];
+    const std::uint32_t gi = batches_[static_cast<std::size_t>(st.batch)].gear_idx;
+    if (info.unit == Unit::kAicpu) {
+      const Timing& t = timing(op, gi, cube_.cap(), vector_.cap(), -1);
+      st.device_busy = true;
+      st.running = &t;
+      st.op_start_ns = sim_.now();
+      device_busy_.add(sim_.now(), 1);
+      aicpu_.submit(t.compute_ns + t.memory_ns, s);
+      return;
+    }
+    if (!try_start_on_cores(s)) {
+      st.waiting_cores = true;
+      core_waiters_.push_back(s);
+    }
+  }
+
+  // Takes what the op wants, or fewer cores when fewer are free (then it runs more waves: the
+  // timing at the smaller budget). With no core free at all it waits.
+  bool try_start_on_cores(std::size_t s) {
+    Stream& st = streams_[s];
+    const std::size_t op = order_[st.completed];
+    const OpInfo& info = ops_[op];
+    const std::uint32_t gi = batches_[static_cast<std::size_t>(st.batch)].gear_idx;
+    const int si = static_cast<int>(s);
+    int l2 = -1;
+    const Timing* want = &timing(op, gi, cube_.cap(), vector_.cap(), -1);
+    // L2: when the working sets of the ops running on the other streams push the total past
+    // L2, the hit ratio falls in proportion (a lone op keeps the spec's default).
+    if (running_ws_ > 0 && want->working_set > 0) {
+      const double l2_bytes = hw_.chip.l2_bytes;
+      const double own = want->working_set;
+      const double factor = std::min(1.0, std::max(l2_bytes, own) / (own + running_ws_));
+      if (factor < 1.0) {
+        const double hit = hw_.memory.l2_hit_ratio_default * factor;
+        l2 = static_cast<int>(std::lround(hit * kL2Buckets));
+        want = &timing(op, gi, cube_.cap(), vector_.cap(), l2);
+      }
+    }
+    const int gc = want->cube > 0 ? cube_.grantable(si, want->cube) : 0;
+    const int gv = want->vector > 0 ? vector_.grantable(si, want->vector) : 0;
+    if ((want->cube > 0 && gc == 0) || (want->vector > 0 && gv == 0)) return false;
+    const Timing* t = want;
+    if (gc < want->cube || gv < want->vector) {
+      t = &timing(op, gi, want->cube > 0 ? gc : cube_.cap(), want->vector > 0 ? gv : vector_.cap(), l2);
+    }
+    const TimeNs now = sim_.now();
+    cube_.acquire(si, t->cube, now);
+    vector_.acquire(si, t->vector, now);
+    st.held_cube = t->cube;
+    st.held_vector = t->vector;
+    st.device_busy = true;
+    st.running = t;
+    st.op_start_ns = now;
+    running_ws_ += t->working_set;
+    device_busy_.add(now, 1);
+    (void)info;
+    if (t->memory_ns > 0 && t->hbm_bytes > 0) {
+      hbm_.start(t->hbm_bytes, t->hbm_bytes / static_cast<double>(t->memory_ns), s);
+    } else {
+      sim_.schedule_in(t->memory_ns + t->compute_ns, this, kComputeDone, s, kPrioCompletion);
+    }
+    return true;
+  }
+
+  void on_memory_done(std::size_t s) {
+    sim_.schedule_in(streams_[s].running->compute_ns, this, kComputeDone, s, kPrioCompletion);
+  }
+
+  void on_op_done(std::size_t s) {
+    Stream& st = streams_[s];
+    const std::size_t op = order_[st.completed];
+    const TimeNs now = sim_.now();
+    if (st.held_cube > 0 || st.held_vector > 0) {
+      cube_.release(static_cast<int>(s), st.held_cube, now);
+      vector_.release(static_cast<int>(s), st.held_vector, now);
+      st.held_cube = 0;
+      st.held_vector = 0;
+      running_ws_ -= st.running->working_set;
+      if (running_ws_ < 1.0) running_ws_ = 0;  // absorb rounding of the running sum
+    }
+    st.device_busy = false;
+    device_busy_.add(now, -1);
+    span(device_track(s), static_cast<std::uint32_t>(op), st.op_start_ns, now - st.op_start_ns, st.batch);
+    account_op(op, now - st.op_start_ns);
+    ++st.completed;
+    if (ops_[op].dynamic) st.sync_pending = true;
+    wake_core_waiters();
+    if (!maybe_finish_batch(s)) {
+      pump_device(s);
+      pump_host(s);
+    }
+  }
+
+  void wake_core_waiters() {
+    // FIFO: the longest waiter first; stop at the first that still cannot start so a big op is
+    // not starved by small ones behind it.
+    while (!core_waiters_.empty()) {
+      const std::size_t w = core_waiters_.front();
+      if (!try_start_on_cores(w)) break;
+      streams_[w].waiting_cores = false;
+      core_waiters_.pop_front();
+    }
+  }
+
+  bool maybe_finish_batch(std::size_t s) {
+    Stream& st = streams_[s];
+    if (st.completed != order_.size() || st.sync_pending || st.host_busy) return false;
+    const std::int64_t b = st.batch;
+    const Batch& batch = batches_[static_cast<std::size_t>(b)];
+    const TimeNs now = sim_.now();
+    streams_busy_.add(now, -1);
+    st.batch = -1;
+    batch_samples_ += batch.samples;
+    batch_gears_ += batch.gear;
+    ++batches_done_;
+    for (std::uint32_t m = 0; m < batch.member_count; ++m) {
+      Request& r = requests_[members_[batch.first_member + m]];
+      r.service_ns = now - batch.start_ns;
+      if (--r.chunks_left == 0) complete(members_[batch.first_member + m]);
+    }
+    if (!ready_.empty()) {
+      const std::int64_t next = ready_.front();
+      ready_.pop_front();
+      start_batch(s, next);
+    }
+    return true;
+  }
+
+  void complete(std::uint32_t id) {
+    const Request& r = requests_[id];
+    const TimeNs now = sim_.now();
+    in_system_.add(now, -1);
+    ++completed_;
+    if (static_cast<std::int64_t>(id) >= sc_.workload.warmup_requests) {
+      latencies_.push_back(now - r.arrival_ns);
+      service_sum_ns_ += static_cast<double>(r.service_ns);
+      service_min_ns_ = std::min(service_min_ns_, r.service_ns);
+      service_max_ns_ = std::max(service_max_ns_, r.service_ns);
+      measured_samples_ += r.samples;
+      if (r.samples > sc_.deployment.gears.back()) ++split_;
+      if (static_cast<std::int64_t>(latencies_.size()) == sc_.workload.requests) snapshot();
+    }
+    // Closed loop: the client whose request completed sends its next one now (no think time).
+    if (sc_.workload.arrival == ArrivalKind::kClosed && arrivals_scheduled_ < total_requests_) {
+      sim_.schedule_in(0, this, kArrival, 0, kPrioArrival);
+      ++arrivals_scheduled_;
+    }
+  }
+
+  // ---- metrics ---------------------------------------------------------------------------
+
+  void start_measuring() {
+    const TimeNs now = sim_.now();
+    measure_start_ns_ = now;
+    measuring_ = true;
+    cube_.busy().restart(now);
+    vector_.busy().restart(now);
+    aicpu_.busy_time().restart(now);
+    pcie_.busy_time().restart(now);
+    in_system_.restart(now);
+    device_busy_.restart(now);
+    streams_busy_.restart(now);
+    hbm_bytes_at_start_ = hbm_.bytes_moved();
+  }
+
+  // Called when the last measured request completes: the window ends here.
+  void snapshot() {
+    const TimeNs now = sim_.now();
+    end_ns_ = now;
+    const double span_ns = static_cast<double>(now - measure_start_ns_);
+    result_.window_s = span_ns / 1e9;
+    result_.cube_utilization = hw_.chip.cube_cores > 0 ? cube_.busy().area(now) / (span_ns * hw_.chip.cube_cores) : 0;
+    result_.vector_utilization = hw_.chip.vector_cores > 0 ? vector_.busy().area(now) / (span_ns * hw_.chip.vector_cores) : 0;
+    result_.aicpu_utilization = aicpu_.busy_time().area(now) / (span_ns * std::max(1, hw_.chip.aicpu_cores));
+    result_.pcie_utilization = pcie_.busy_time().area(now) / span_ns;
+    result_.in_system_mean = in_system_.area(now) / span_ns;
+    const double stream_busy = streams_busy_.area(now);
+    result_.device_idle_share = stream_busy > 0 ? 1.0 - device_busy_.area(now) / stream_busy : 0;
+    result_.hbm_bytes_per_us = (hbm_.bytes_moved() - hbm_bytes_at_start_) / (span_ns / 1e3);
+    measuring_ = false;
+  }
+
+  void account_op(std::size_t op, TimeNs ns) {
+    if (!measuring_) return;
+    op_ns_[op] += ns;
+    ++op_count_[op];
+  }
+
+  void span(std::uint32_t track, std::uint32_t name, TimeNs start, TimeNs dur, std::int64_t batch) {
+    if (!opt_.trace || result_.trace.size() >= opt_.trace_max_spans) return;
+    result_.trace.push_back(TraceSpan{track, name, start, dur, batch});
+  }
+  [[nodiscard]] std::uint32_t device_track(std::size_t s) const { return static_cast<std::uint32_t>(2 * s); }
+  [[nodiscard]] std::uint32_t host_track(std::size_t s) const { return static_cast<std::uint32_t>(2 * s + 1); }
+
+  void finish() {
+    SimResult& r = result_;
+    r.scenario = sc_.info.name;
+    r.hw = hw_.chip.name;
+    r.seed = sc_.info.seed;
+    r.streams = sc_.deployment.streams;
+    r.requests = static_cast<std::int64_t>(latencies_.size());
+    r.warmup_requests = sc_.workload.warmup_requests;
+    r.samples = measured_samples_;
+    r.batches = batches_done_;
+    r.split_requests = split_;
+    r.mean_batch_samples = batches_done_ > 0 ? static_cast<double>(batch_samples_) / static_cast<double>(batches_done_) : 0;
+    r.mean_gear = batches_done_ > 0 ? static_cast<double>(batch_gears_) / static_cast<double>(batches_done_) : 0;
+    r.qps = r.window_s > 0 ? static_cast<double>(r.requests) / r.window_s : 0;
+    r.throughput = r.window_s > 0 ? static_cast<double>(r.samples) / r.window_s : 0;
+    double sum = 0;
+    double queue_sum = 0;
+    for (std::size_t i = 0; i < latencies_.size(); ++i) sum += static_cast<double>(latencies_[i]);
+    queue_sum = sum - service_sum_ns_;
+    const double n = std::max<double>(1.0, static_cast<double>(latencies_.size()));
+    std::sort(latencies_.begin(), latencies_.end());
+    r.latency.mean_ms = sum / n / 1e6;
+    r.latency.p50_ms = nearest_rank(latencies_, 0.50) / 1e6;
+    r.latency.p90_ms = nearest_rank(latencies_, 0.90) / 1e6;
+    r.latency.p99_ms = nearest_rank(latencies_, 0.99) / 1e6;
+    r.latency.p999_ms = nearest_rank(latencies_, 0.999) / 1e6;
+    r.latency.max_ms = latencies_.empty() ? 0 : static_cast<double>(latencies_.back()) / 1e6;
+    r.queue_ms_mean = queue_sum / n / 1e6;
+    r.service_ms_mean = service_sum_ns_ / n / 1e6;
+    r.service_ms_min = latencies_.empty() ? 0 : static_cast<double>(service_min_ns_) / 1e6;
+    r.service_ms_max = static_cast<double>(service_max_ns_) / 1e6;
+    if (sc_.target.traffic_qps && r.qps > 0) {
+      r.cards_needed = static_cast<std::int64_t>(std::ceil(*sc_.target.traffic_qps / r.qps - 1e-9));
+    }
+    if (sc_.target.p99_ms) r.p99_met = r.latency.p99_ms <= *sc_.target.p99_ms;
+    double total_ns = 0;
+    for (const TimeNs t : op_ns_) total_ns += static_cast<double>(t);
+    for (const std::size_t op : order_) {
+      OpStats o;
+      o.name = ops_[op].name;
+      o.type = ops_[op].type;
+      o.executions = op_count_[op];
+      o.device_us = static_cast<double>(op_ns_[op]) / 1e3;
+      o.share = total_ns > 0 ? static_cast<double>(op_ns_[op]) / total_ns : 0;
+      o.mean_us = o.executions > 0 ? o.device_us / static_cast<double>(o.executions) : 0;
+      r.ops.push_back(std::move(o));
+    }
+    r.events = sim_.stats().events_processed;
+  }
+
+  // ---- state -----------------------------------------------------------------------------
+
+  const Scenario& sc_;
+  const HwSpec& hw_;
+  SimOptions opt_;
+  Simulator sim_;
+  std::vector<OpInfo> ops_;
+  std::vector<std::size_t> order_;
+  std::vector<std::optional<OpDesc>> descs_;
+  std::unordered_map<std::uint64_t, Timing> timings_;  // node-based: references stay valid
+  std::vector<Stream> streams_;
+  CorePool cube_;
+  CorePool vector_;
+  FluidBandwidth hbm_;
+  ServerPool aicpu_;
+  ServerPool pcie_;
+  std::deque<std::size_t> core_waiters_;
+  std::deque<std::int64_t> ready_;
+  std::vector<Request> requests_;
+  std::vector<Batch> batches_;
+  std::vector<std::uint32_t> members_;
+  std::int64_t open_batch_ = -1;
+  EventHandle window_;
+  std::int64_t total_requests_ = 0;
+  std::int64_t completed_ = 0;
+  std::int64_t arrivals_scheduled_ = 0;  // closed loop: requests already promised
+  double running_ws_ = 0;
+
+  bool measuring_ = false;
+  TimeNs measure_start_ns_ = 0;
+  TimeNs end_ns_ = 0;
+  TimeWeighted in_system_;
+  TimeWeighted device_busy_;
+  TimeWeighted streams_busy_;
+  double hbm_bytes_at_start_ = 0;
+  std::vector<TimeNs> latencies_;
+  double service_sum_ns_ = 0;
+  TimeNs service_min_ns_ = kTimeNever;
+  TimeNs service_max_ns_ = 0;
+  std::int64_t measured_samples_ = 0;
+  std::int64_t split_ = 0;
+  std::int64_t batch_samples_ = 0;
+  std::int64_t batch_gears_ = 0;
+  std::int64_t batches_done_ = 0;
+  std::vector<TimeNs> op_ns_ = std::vector<TimeNs>(sc_.graph.size(), 0);
+  std::vector<std::int64_t> op_count_ = std::vector<std::int64_t>(sc_.graph.size(), 0);
+
+  std::uint32_t pcie_track_ = 0;
+  std::uint32_t sync_name_ = 0;
+  std::uint32_t pcie_name_ = 0;
+  std::deque<std::pair<std::int64_t, TimeNs>> pcie_spans_pending_;
+  SimResult result_;
+};
+
+}  // namespace
+
+SimResult simulate(const Scenario& scenario, const HwSpec& hw, const SimOptions& options) {
+  auto model = std::make_unique<CardModel>(scenario, hw, options);
+  return model->run();
+}
+
+}  // namespace npusim::sim

@@ -1,0 +1,96 @@
+#pragma once
+// One card serving traffic: arrivals, the batcher (window, gears, padding, oversize split), a
+// shared ready queue feeding `streams` instances, and per instance the host dispatch thread and
+// the in-order device stream that runs the graph, contending for cube/vector cores, HBM
+// bandwidth, L2, AI CPU cores and the PCIe link. Mechanisms and their choices: docs/scenarios.md.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/hw_spec.h"
+#include "sim/scenario.h"
+#include "sim/simulator.h"
+
+namespace npusim::sim {
+
+/// What to record besides the metrics.
+struct SimOptions {
+  bool trace = false;                    ///< record a timeline (Chrome trace)
+  std::size_t trace_max_spans = 500'000;  ///< stop recording after this many spans
+};
+
+/// Latency summary of the measured requests, milliseconds.
+struct LatencyStats {
+  double mean_ms = 0;
+  double p50_ms = 0;
+  double p90_ms = 0;
+  double p99_ms = 0;
+  double p999_ms = 0;
+  double max_ms = 0;
+};
+
+/// Per-op totals over the measured window.
+struct OpStats {
+  std::string name;
+  std::string type;
+  std::int64_t executions = 0;
+  double device_us = 0;  ///< summed device time (start on the device to done, incl. HBM waits)
+  double share = 0;      ///< device_us / all ops' device_us
+  double mean_us = 0;    ///< device_us / executions
+};
+
+/// One span of the timeline.
+struct TraceSpan {
+  std::uint32_t track = 0;  ///< index into SimResult::trace_tracks
+  std::uint32_t name = 0;   ///< index into SimResult::trace_names
+  TimeNs start_ns = 0;
+  TimeNs duration_ns = 0;
+  std::int64_t batch = -1;  ///< batch id, -1 when not tied to one
+};
+
+/// Everything a run measured. Times in the units their names say.
+struct SimResult {
+  std::string scenario;
+  std::string hw;
+  std::uint64_t seed = 0;
+  int streams = 0;
+  std::int64_t requests = 0;        ///< measured requests completed
+  std::int64_t warmup_requests = 0;
+  std::int64_t samples = 0;         ///< samples of the measured requests
+  std::int64_t batches = 0;         ///< batches run (all, including warm-up)
+  std::int64_t split_requests = 0;  ///< measured requests split into chunks
+  double mean_batch_samples = 0;    ///< real samples per batch
+  double mean_gear = 0;             ///< padded batch size per batch
+  double window_s = 0;              ///< first measured arrival to last measured completion
+  double qps = 0;                   ///< requests / window
+  double throughput = 0;            ///< samples / window
+  LatencyStats latency;
+  double queue_ms_mean = 0;    ///< arrival to the start of service (batching, PCIe, ready queue)
+  double service_ms_mean = 0;  ///< start of service on a stream to completion
+  double service_ms_min = 0;
+  double service_ms_max = 0;
+  double in_system_mean = 0;  ///< time-average requests in the system (Little's L)
+  double cube_utilization = 0;    ///< busy cube cores / cube cores, time-averaged
+  double vector_utilization = 0;  ///< busy vector cores / vector cores
+  double aicpu_utilization = 0;
+  double pcie_utilization = 0;
+  double hbm_bytes_per_us = 0;      ///< achieved HBM traffic over the window
+  double device_idle_share = 0;     ///< of stream busy time, the share with no op on the device
+  std::optional<std::int64_t> cards_needed;  ///< ceil(target.traffic_qps / qps)
+  std::optional<bool> p99_met;               ///< latency.p99_ms <= target.p99_ms
+  std::vector<OpStats> ops;                  ///< in topological order
+  std::uint64_t events = 0;                  ///< kernel events processed
+  std::vector<std::string> trace_tracks;
+  std::vector<std::string> trace_names;
+  std::vector<TraceSpan> trace;
+};
+
+/// Runs the scenario on `hw`. Deterministic for the scenario's seed. Throws InputError when
+/// the scenario does not fit the chip (core limit above the chip's cores, an attribute of the
+/// wrong form), InternalError on a broken invariant.
+[[nodiscard]] SimResult simulate(const Scenario& scenario, const HwSpec& hw,
+                                 const SimOptions& options = {});
+
+}  // namespace npusim::sim

@@ -1,0 +1,160 @@
+#pragma once
+// The shared resources of one card, each a mechanism of its own (DESIGN.md "sim"):
+// - TimeWeighted: the time integral of a piecewise-constant quantity (busy cores, requests in
+//   the system), for utilisation and Little's law.
+// - CorePool: cube or vector cores, optionally capped per stream (the "core limit").
+// - FluidBandwidth: HBM bandwidth shared by all running transfers as a fluid; rates are
+//   recomputed (max-min fair, each transfer capped at the rate it reaches alone) whenever the
+//   set of transfers changes, and completion events are re-keyed, as SimGrid does.
+// - ServerPool: k identical servers with one FIFO queue (the PCIe link, the AI CPU cores).
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "sim/simulator.h"
+
+namespace npusim::sim {
+
+/// Integral over time of a piecewise-constant value, from a chosen start.
+class TimeWeighted {
+ public:
+  /// Sets the value from `now_ns` on.
+  void set(TimeNs now_ns, double value) noexcept {
+    area_ += value_ * static_cast<double>(now_ns - last_ns_);
+    last_ns_ = now_ns;
+    value_ = value;
+  }
+  /// Adds `delta` to the value from `now_ns` on.
+  void add(TimeNs now_ns, double delta) noexcept { set(now_ns, value_ + delta); }
+  /// Forgets the area so far: integration starts at `now_ns`.
+  void restart(TimeNs now_ns) noexcept {
+    area_ = 0;
+    last_ns_ = now_ns;
+    start_ns_ = now_ns;
+  }
+  /// The integral (value × ns) from the start to `now_ns`.
+  [[nodiscard]] double area(TimeNs now_ns) const noexcept {
+    return area_ + value_ * static_cast<double>(now_ns - last_ns_);
+  }
+  /// The time average from the start to `now_ns` (0 over an empty interval).
+  [[nodiscard]] double mean(TimeNs now_ns) const noexcept {
+    return now_ns > start_ns_ ? area(now_ns) / static_cast<double>(now_ns - start_ns_) : 0.0;
+  }
+  /// The current value.
+  [[nodiscard]] double value() const noexcept { return value_; }
+
+ private:
+  double value_ = 0;
+  double area_ = 0;
+  TimeNs last_ns_ = 0;
+  TimeNs start_ns_ = 0;
+};
+
+/// A pool of identical cores; each stream may hold at most its cap at a time.
+class CorePool {
+ public:
+  /// `cores` in the pool; `streams` users; `cap_per_stream` 0 = a stream may use all cores.
+  CorePool(int cores, int streams, int cap_per_stream);
+  /// How many of `wanted` cores `stream` could take now: min(wanted, free, cap - held).
+  [[nodiscard]] int grantable(int stream, int wanted) const noexcept;
+  /// Takes `n` cores for `stream` (n <= grantable(stream, n)).
+  void acquire(int stream, int n, TimeNs now_ns);
+  /// Returns `n` cores held by `stream`.
+  void release(int stream, int n, TimeNs now_ns);
+  /// Cores in the pool.
+  [[nodiscard]] int total() const noexcept { return total_; }
+  /// Cores not held by anyone.
+  [[nodiscard]] int free() const noexcept { return free_; }
+  /// The most a stream may hold (its cap, or all cores).
+  [[nodiscard]] int cap() const noexcept { return cap_; }
+  /// Busy cores integrated over time (core·ns), for utilisation.
+  [[nodiscard]] TimeWeighted& busy() noexcept { return busy_; }
+
+ private:
+  int total_;
+  int free_;
+  int cap_;
+  std::vector<int> held_;
+  TimeWeighted busy_;
+};
+
+/// A bandwidth shared as a fluid by concurrent transfers.
+///
+/// Each transfer has a size and a cap (the rate it reaches alone, set by its own DMA engines).
+/// Rates are the max-min fair allocation of the capacity under those caps (water-filling): when
+/// the caps fit, everyone runs at its cap; when they do not, the capacity is split equally among
+/// the transfers not limited by their own cap. Whenever a transfer starts or ends, the bytes
+/// moved so far are settled, rates recomputed, and the completion event of every transfer whose
+/// rate changed is cancelled and scheduled again at its new finish time.
+class FluidBandwidth final : public EventTarget {
+ public:
+  /// `capacity_bytes_per_ns` > 0. On completion, `owner->on_event(done_kind, tag)` is called
+  /// synchronously from inside the completion event.
+  FluidBandwidth(Simulator& sim, double capacity_bytes_per_ns, EventTarget* owner,
+                 std::uint32_t done_kind);
+  /// Starts moving `bytes` (> 0) at no more than `cap_bytes_per_ns` (> 0).
+  void start(double bytes, double cap_bytes_per_ns, std::uint64_t tag);
+  /// Transfers in flight.
+  [[nodiscard]] std::size_t active() const noexcept { return active_.size(); }
+  /// The current rate of the transfer with `tag` (bytes/ns), or 0 when none.
+  [[nodiscard]] double rate_of(std::uint64_t tag) const noexcept;
+  /// Bytes moved, integrated (for the achieved-bandwidth report).
+  [[nodiscard]] double bytes_moved() const noexcept { return bytes_moved_; }
+  /// Handles this resource's own completion events.
+  void on_event(std::uint32_t kind, std::uint64_t payload) override;
+
+ private:
+  struct Transfer {
+    std::uint64_t tag;
+    double remaining_bytes;
+    double cap;
+    double rate;
+    EventHandle done;
+  };
+  void settle();
+  void reshare();
+
+  Simulator& sim_;
+  double capacity_;
+  EventTarget* owner_;
+  std::uint32_t done_kind_;
+  std::vector<Transfer> active_;
+  std::vector<std::size_t> order_;  // scratch for water-filling, kept to avoid reallocation
+  TimeNs settled_ns_ = 0;
+  double bytes_moved_ = 0;
+};
+
+/// k identical servers and one FIFO queue.
+class ServerPool final : public EventTarget {
+ public:
+  /// On each completion, `owner->on_event(done_kind, tag)` is called synchronously.
+  ServerPool(Simulator& sim, int servers, EventTarget* owner, std::uint32_t done_kind);
+  /// Queues a job of `service_ns`; it starts when a server is free (FIFO).
+  void submit(TimeNs service_ns, std::uint64_t tag);
+  /// Servers busy now.
+  [[nodiscard]] int busy() const noexcept { return busy_; }
+  /// Jobs waiting for a server.
+  [[nodiscard]] std::size_t queued() const noexcept { return queue_.size(); }
+  /// Busy servers integrated over time.
+  [[nodiscard]] TimeWeighted& busy_time() noexcept { return busy_time_; }
+  /// Handles this pool's own completion events.
+  void on_event(std::uint32_t kind, std::uint64_t payload) override;
+
+ private:
+  struct Job {
+    TimeNs service_ns;
+    std::uint64_t tag;
+  };
+  void begin(const Job& j);
+
+  Simulator& sim_;
+  int servers_;
+  int busy_ = 0;
+  EventTarget* owner_;
+  std::uint32_t done_kind_;
+  std::deque<Job> queue_;
+  TimeWeighted busy_time_;
+};
+
+}  // namespace npusim::sim

@@ -1,0 +1,119 @@
+#pragma once
+// A scenario: which graph, on which chip, deployed how (streams, core limit, gears, batching),
+// under which traffic, against which target. Loaded from one TOML file into typed structs
+// (CONVENTIONS.md: code never reads raw TOML after load); any value can be overridden with
+// `--set section.key=value`. Keys and their meaning: docs/scenarios.md.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/error.h"
+#include "model/graph.h"
+#include "sim/event_queue.h"
+
+namespace npusim::sim {
+
+/// How requests arrive.
+enum class ArrivalKind : std::uint8_t {
+  kPoisson,  ///< open loop, exponential inter-arrival times at rate_qps
+  kClosed,   ///< `concurrency` clients, each sends its next request when the previous completes
+  kTrace     ///< arrival times (and optionally sizes) replayed from a file
+};
+/// "poisson", "closed", "trace".
+[[nodiscard]] const char* arrival_name(ArrivalKind a) noexcept;
+
+/// The distribution of request batch sizes (samples per request).
+class BatchSizeDist {
+ public:
+  /// Every request has `size` samples.
+  [[nodiscard]] static BatchSizeDist fixed(std::int64_t size);
+  /// Sizes with relative weights (normalised here; weights > 0).
+  [[nodiscard]] static BatchSizeDist histogram(std::vector<std::int64_t> sizes,
+                                               std::vector<double> weights);
+  /// Observed sizes, drawn uniformly (the empirical distribution).
+  [[nodiscard]] static BatchSizeDist samples(std::vector<std::int64_t> sizes);
+
+  /// Draws a size given a uniform variate u in [0, 1).
+  [[nodiscard]] std::int64_t draw(double u) const noexcept;
+  /// The largest size that can be drawn.
+  [[nodiscard]] std::int64_t max_size() const noexcept;
+  /// The mean size.
+  [[nodiscard]] double mean() const noexcept;
+  /// Distinct sizes and their probabilities, ascending by size.
+  [[nodiscard]] const std::vector<std::int64_t>& sizes() const noexcept { return sizes_; }
+  [[nodiscard]] const std::vector<double>& probabilities() const noexcept { return prob_; }
+
+ private:
+  std::vector<std::int64_t> sizes_;
+  std::vector<double> prob_;
+  std::vector<double> cumulative_;
+};
+
+/// One line of an arrival trace.
+struct TraceArrival {
+  TimeNs arrival_ns = 0;
+  std::int64_t batch_size = 0;  ///< 0 = draw from the batch-size distribution
+};
+
+/// [scenario]
+struct ScenarioInfo {
+  std::string name;
+  std::string hw;                     ///< chip name or path
+  std::vector<std::string> overlays;  ///< hw overlay files (resolved against the scenario folder)
+  std::uint64_t seed = 1;
+};
+
+/// [deployment]
+struct Deployment {
+  int streams = 1;                   ///< instances per card
+  int cube_cores_per_stream = 0;     ///< core limit; 0 = no limit (streams share the card)
+  int vector_cores_per_stream = 0;   ///< core limit; 0 = no limit
+  std::vector<std::int64_t> gears;   ///< compiled batch sizes, ascending, unique
+  double batch_window_us = 0;        ///< how long the batcher waits to fill a batch
+  bool split_oversize = false;       ///< split requests above the largest gear into chunks
+  SourcePos cube_limit_pos;          ///< for errors found once the chip is known
+  SourcePos vector_limit_pos;
+};
+
+/// [workload]
+struct Workload {
+  ArrivalKind arrival = ArrivalKind::kPoisson;
+  double rate_qps = 0;             ///< poisson
+  int concurrency = 0;             ///< closed
+  std::vector<TraceArrival> trace;  ///< trace
+  std::int64_t requests = 0;        ///< measured requests
+  std::int64_t warmup_requests = 0;  ///< requests before them, excluded from the metrics
+  BatchSizeDist batch_size = BatchSizeDist::fixed(1);
+  double input_bytes_per_sample = 0;  ///< host->device input copy per (padded) sample, bytes
+};
+
+/// [target]
+struct Target {
+  std::optional<double> p99_ms;
+  std::optional<double> traffic_qps;
+};
+
+/// A loaded, validated scenario.
+struct Scenario {
+  std::filesystem::path file;  ///< the scenario file
+  ScenarioInfo info;
+  Graph graph;
+  Deployment deployment;
+  Workload workload;
+  Target target;
+};
+
+/// Loads a scenario. `sets` are "section.key=value" overrides applied before validation; a value
+/// is read as TOML (4, 2.5, true, [1, 8], {1 = 0.5, 8 = 0.5}, "text") and a bare word as a
+/// string. Throws InputError: file:line:col for defects in the file, "<command line>" for a
+/// malformed or unknown override (naming the accepted keys) or an override of the wrong type.
+[[nodiscard]] Scenario load_scenario(const std::filesystem::path& file,
+                                     const std::vector<std::string>& sets = {});
+
+/// Every key a scenario accepts, as "section.key" (for --set, documentation and tests).
+[[nodiscard]] const std::vector<std::string>& scenario_keys();
+
+}  // namespace npusim::sim
