@@ -71,6 +71,7 @@ KernelPlan plan_index(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
     if (params.bytes() * 2 <= hw.chip.ub_bytes) {
       // small table: each core loads it into the UB once and gathers with vgather
       merge(p.in, flat_transfer(params.bytes() * b, nt));
+      p.reread_bytes = params.bytes() * (b - 1);
       // vgather takes byte offsets: indices are converted (vconv) and scaled (vmuls) first
       const double idx_bytes_tile = idx->bytes() / nt;
       p.vector_cycles = std::ceil(out_bytes / nt / hw.vector.repeat_bytes) *

@@ -107,7 +107,10 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   // L2: data other tiles already read is an L2 hit; the rest hits with the context's ratio.
   const double h_ctx = ctx.l2_hit_ratio >= 0 ? std::min(1.0, ctx.l2_hit_ratio)
                                              : hw.memory.l2_hit_ratio_default;
-  const double h_in = plan.reread_fraction + (1 - plan.reread_fraction) * h_ctx;
+  const double in_total = plan.in.padded_bytes * static_cast<double>(tiles);
+  const double reread = std::clamp(
+      std::max(plan.reread_fraction, in_total > 0 ? plan.reread_bytes / in_total : 0.0), 0.0, 1.0);
+  const double h_in = reread + (1 - reread) * h_ctx;
   const double gm_rate = plan.cube_operand_path ? hw.cube.gm_to_l1_bytes_per_cycle
                                                 : hw.memory.gm_read_bytes_per_cycle;
   const double l2_rate = std::max(gm_rate, hw.memory.l2_read_bytes_per_cycle);
@@ -179,13 +182,13 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   category[st[bound_stage].kind == Stage::kMemory ? Stage::kMemory : st[bound_stage].kind] +=
       cp.tail_us;
 
-  // The chip's HBM / L2 bandwidth caps all cores together (shared with other streams by hbm_share).
+  // The chip's HBM bandwidth caps all cores together (shared with other streams by hbm_share).
+  // Only L2 misses and writes count against it; L2 hits are limited by the per-core rates above
+  // (the chip L2, several times HBM, is not modelled as a shared cap).
   const double share = std::clamp(ctx.hbm_share, 1e-6, 1.0);
   const double hbm = hw.hbm_bytes_per_us() * share;
-  const double l2 = hw.l2_bytes_per_us() * share;
-  const double in_total = plan.in.padded_bytes * static_cast<double>(tiles);
   const double out_total = (plan.out.padded_bytes + plan.fixpipe_bytes) * static_cast<double>(tiles);
-  const double t_chip = in_total * (h_in / l2 + (1 - h_in) / hbm) + out_total / hbm;
+  const double t_chip = (in_total * (1 - h_in) + out_total) / hbm;
   const double saturation = std::max(0.0, t_chip - t_core);
   cp.memory_us += saturation;
   category[Stage::kMemory] += saturation;

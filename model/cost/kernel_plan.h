@@ -39,6 +39,9 @@ struct KernelPlan {
   bool cube_operand_path = false;  ///< MTE2 goes GM -> L1 (cube) rather than GM -> UB
   /// Of all bytes read, the share that re-reads data another tile already pulled in (L2 hits).
   double reread_fraction = 0;
+  /// Bytes (over all tiles) that re-read data another core already pulled in, e.g. a small
+  /// operand every core loads; they hit L2 like reread_fraction.
+  double reread_bytes = 0;
   double dup_ratio = 0;  ///< how often indices repeat (conflicts), 0..1
   /// Totals for the OpCost.
   double flops = 0;

@@ -116,6 +116,7 @@ KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexc
         x = row_transfer(rows, last * tds, nt, hw);
       } else if (last_dim(t.shape) == last && last > 1) {
         x = row_transfer(b * te / last, last * tds, nt, hw);
+        p.reread_bytes += x.padded_bytes * nt * (b - 1) / b;
       } else {
         x = flat_transfer(te * tds, nt);
         broadcast_passes += 1;
@@ -195,6 +196,7 @@ KernelPlan plan_reduction(const OpDesc& op, const HwSpec& hw, int cores) noexcep
     add_compute(p, kind, e * ds / nt, e / nt, is_int64(x.dtype), hw);
   }
   Transfer extra = flat_transfer(extra_in * std::min<double>(cores, nt), nt);
+  p.reread_bytes = extra_in * (std::min<double>(cores, nt) - 1);
   p.in.bytes += extra.bytes;
   p.in.padded_bytes += extra.padded_bytes;
   p.in.transfers += extra.transfers;
@@ -338,6 +340,7 @@ KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noe
     case OpRole::kTile: {
       // the (small) source is read by every core; the output streams out row by row
       p.in = flat_transfer(std::min(in_bytes * b, std::max(in_bytes, out_bytes)), nt);
+      p.reread_bytes = std::max(0.0, p.in.bytes * nt - in_bytes);
       p.out = row_transfer(out_e / last_out, last_out * out_ds, nt, hw);
       p.vector_cycles = unary_cycles(out_bytes / nt, hw);
       break;

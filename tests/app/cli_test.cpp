@@ -7,7 +7,7 @@
 using npusim::test::run_cli;
 
 TEST_CASE("predict --json prints exactly the documented keys", "[cli][predict]") {
-  const auto r = run_cli("predict --hw ascend910b3 --op MatMulV2 --shapes 4096,1024;1024,4096 "
+  const auto r = run_cli("predict --hw ascend910b3 --op MatMulV2 --shapes '4096,1024;1024,4096' "
                          "--dtypes BF16 --json");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);

@@ -1,0 +1,244 @@
+// Hand-computed cases, one per mechanism of DESIGN.md, on a toy chip with round numbers
+// (1 GHz, so one cycle is one nanosecond) that this file sets itself: the arithmetic in each
+// comment is the whole expectation.
+#include <catch2/catch.hpp>
+
+#include "model/predict.h"
+#include "tests/model/test_ops.h"
+
+using namespace npusim;
+using npusim::test::op;
+
+namespace {
+
+HwSpec toy() {
+  HwSpec hw = npusim::test::chip("ascend910b3");  // every field set, then the ones used here:
+  hw.chip.freq_mhz = 1000;
+  hw.chip.cube_cores = 4;
+  hw.chip.vector_cores = 8;
+  hw.chip.ub_bytes = 196608;
+  hw.vector.ub_buffers = 6;  // UB tile = 32768 B
+  hw.vector.min_bytes_per_core = 4096;
+  hw.vector.repeat_bytes = 256;
+  hw.vector.api_overhead_cycles = 0;
+  hw.vector.scalar_cycles_per_element = 8;
+  hw.vector.cycles_per_repeat.fill(1);
+  hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kBinary)] = 2;
+  hw.memory.gm_read_bytes_per_cycle = 32;
+  hw.memory.l2_read_bytes_per_cycle = 128;
+  hw.memory.gm_write_bytes_per_cycle = 64;
+  hw.memory.mte2_setup_cycles = 27;
+  hw.memory.mte3_setup_cycles = 12;
+  hw.memory.read_latency_cycles = 1400;
+  hw.memory.write_latency_cycles = 300;
+  hw.memory.block_bytes = 32;
+  hw.memory.hbm_bandwidth_gbps = 100000;  // no chip cap unless a test lowers it
+  hw.memory.hbm_efficiency = 1;
+  hw.memory.l2_bandwidth_gbps = 100000;
+  hw.memory.l2_hit_ratio_default = 0;
+  hw.overhead.launch_cycles = 300;
+  hw.overhead.per_block_cycles = 16;
+  hw.overhead.conflict_coefficient = 0.5;
+  hw.overhead.index_dup_ratio_default = 0;
+  hw.cube.fractal_m = 16;
+  hw.cube.fractal_n = 16;
+  hw.cube.fractal_k_bytes = 32;
+  hw.cube.tile_m = 128;
+  hw.cube.tile_n = 256;
+  hw.cube.macs_per_cycle_fp16 = 4096;
+  hw.cube.efficiency = 1;
+  hw.aicpu.dispatch_us = 20;
+  hw.aicpu.ns_per_element = 2;
+  hw.host.dynamic_shape_sync_us = 60;
+  hw.host.ns_per_element = 1;
+  return hw;
+}
+
+}  // namespace
+
+TEST_CASE("a streaming copy on one core is a pipeline of MTE2 and MTE3 tiles plus head and "
+          "latency",
+          "[mechanism][memory]") {
+  const HwSpec hw = toy();
+  // 1 MiB fp32 on 1 core: 32 UB tiles of 32768 B. MTE2 tile = 32768/32 + 27 = 1051 cycles,
+  // MTE3 tile = 32768/64 + 12 = 524. Pipeline = (1051 + 524) + 31 x 1051 = 34156.
+  // Head = 300 + 16 x 1 = 316; first read + last write latency = 1400 + 300 = 1700.
+  const OpCost c = predict(op("TensorMove", "262144", "FLOAT"), hw, CoreBudget{0, 1});
+  CHECK(c.block_dim == 1);
+  CHECK(c.tiles == 32);
+  CHECK(c.critical_path.head_us == Approx(0.316));
+  CHECK(c.duration_us == Approx(36.172));
+  CHECK(c.critical_path.tail_us == Approx(0).margin(1e-12));
+  CHECK(c.pipes.mte2_us == Approx(32 * 1.051));
+  CHECK(c.pipes.mte3_us == Approx(32 * 0.524));
+  CHECK(c.bound == Bound::kMemory);
+}
+
+TEST_CASE("the chip's HBM bandwidth caps all cores together", "[mechanism][memory]") {
+  HwSpec hw = toy();
+  hw.memory.hbm_bandwidth_gbps = 100;  // 100 B/ns for 8 cores that could pull 256 B/ns
+  // 1 MiB in + 1 MiB out at 100 B/ns = 20971.52 ns; head 300 + 16 x 8 = 428; latency 1700.
+  const OpCost c = predict(op("TensorMove", "262144", "FLOAT"), hw);
+  CHECK(c.block_dim == 8);
+  CHECK(c.duration_us == Approx(0.428 + 20.97152 + 1.7));
+  // sharing the bandwidth with another stream halves it
+  PredictContext half;
+  half.hbm_share = 0.5;
+  const OpCost h = predict(op("TensorMove", "262144", "FLOAT"), hw, {}, half);
+  CHECK(h.duration_us == Approx(0.428 + 2 * 20.97152 + 1.7));
+}
+
+TEST_CASE("reads that hit L2 move at the L2 rate", "[mechanism][memory]") {
+  const HwSpec hw = toy();
+  PredictContext hit;
+  hit.l2_hit_ratio = 1;
+  // MTE2 tile = 32768/128 + 27 = 283 < MTE3 524: now MTE3 bounds the pipeline:
+  // (283 + 524) + 31 x 524 = 17051; + 316 head + 1700 latency = 19067 ns.
+  const OpCost c = predict(op("TensorMove", "262144", "FLOAT"), hw, CoreBudget{0, 1}, hit);
+  CHECK(c.duration_us == Approx(19.067));
+}
+
+TEST_CASE("the cube pads M, N, K to its fractals and a broadcast batch folded into M fills them",
+          "[mechanism][cube]") {
+  const HwSpec hw = toy();
+  // (1,32)x(32,300) fp16: M 1 -> 16, N 300 -> 2 tiles of 160, K 32 -> 32.
+  // useful/issued = 1*300*32 / (16*320*32) = 0.05859375
+  const OpCost one = predict(op("MatMulV2", "1,32;32,300", "FLOAT16"), hw);
+  CHECK(one.cube_efficiency == Approx(0.05859375));
+  CHECK(one.flops == 2.0 * 300 * 32);
+  // 128 batches of (1,32)x(32,300) waste the same; folded into M = 128: 128*300/(128*320) = 0.9375
+  const OpCost batched = predict(op("BatchMatMulV2", "128,1,32;32,300", "FLOAT16"), hw);
+  const OpCost folded = predict(op("MatMulV2", "128,32;32,300", "FLOAT16"), hw);
+  CHECK(batched.cube_efficiency == Approx(0.05859375));
+  CHECK(folded.cube_efficiency == Approx(0.9375));
+  CHECK(folded.duration_us < batched.duration_us);
+  CHECK(folded.core_time_us < batched.core_time_us / 4);
+  // int8 K fractal is 32 wide: K = 16 pads to 32 (half wasted); fp16 K = 16 pads nothing.
+  CHECK(predict(op("MatMulV2", "128,16;16,256", "INT8"), hw).cube_efficiency == Approx(0.5));
+  CHECK(predict(op("MatMulV2", "128,16;16,256", "FLOAT16"), hw).cube_efficiency == Approx(1.0));
+}
+
+TEST_CASE("a cube-bound GEMM runs its base blocks in waves and the last partial wave is tail",
+          "[mechanism][cube]") {
+  HwSpec hw = toy();
+  hw.cube.gm_to_l1_bytes_per_cycle = 1e6;  // make MTE2/MTE1/FixPipe negligible: cube-bound
+  hw.cube.l1_to_l0a_bytes_per_cycle = 1e6;
+  hw.cube.l1_to_l0b_bytes_per_cycle = 1e6;
+  hw.cube.fixpipe_bytes_per_cycle = 1e6;
+  hw.cube.nd2nz_load_factor = 1;
+  // M = 21 x 128 = 2688, N = 256, K = 256: 21 tiles on 4 cores = 6 waves (5.25 ideal).
+  // One tile = 128*256*256 / 4096 = 2048 cycles; the tail is 0.75 of a tile.
+  const OpCost c = predict(op("MatMulV2", "2688,256;256,256", "FLOAT16"), hw);
+  CHECK(c.tiles == 21);
+  CHECK(c.block_dim == 4);
+  CHECK(c.waves == 6);
+  CHECK(c.pipes.cube_us == Approx(6 * 2.048));
+  CHECK(c.critical_path.tail_us == Approx(0.75 * 2.048).epsilon(1e-3));
+  CHECK(c.bound == Bound::kCube);
+  // 20 tiles on 4 cores: no tail
+  const OpCost even = predict(op("MatMulV2", "2560,256;256,256", "FLOAT16"), hw);
+  CHECK(even.critical_path.tail_us == Approx(0).margin(1e-9));
+}
+
+TEST_CASE("rows whose last axis is not 32-byte aligned move padded, one DMA per row",
+          "[mechanism][alignment]") {
+  const HwSpec hw = toy();
+  // (64,401) fp16 rows are 802 B: each padded to 832 B. Output 64 x 832 = 53248 B moved.
+  const OpCost odd = predict(op("Mul", "64,401;64,1", "FLOAT16"), hw);
+  CHECK(odd.bytes_out == Approx(64 * 832));
+  CHECK(odd.critical_path.alignment_us > 0);
+  // (64,400) rows are 800 B = 25 blocks: no alignment loss.
+  const OpCost even = predict(op("Mul", "64,400;64,1", "FLOAT16"), hw);
+  CHECK(even.bytes_out == Approx(64 * 800));
+  CHECK(even.critical_path.alignment_us == Approx(0).margin(1e-12));
+}
+
+TEST_CASE("int64 arithmetic falls back to the scalar unit", "[mechanism][dtype]") {
+  const HwSpec hw = toy();
+  // 8192 int64 compares on 8 cores: 1024 per core x 8 scalar cycles = 8192 ns of scalar work.
+  const OpCost c = predict(op("Equal", "8192;8192", "INT64"), hw);
+  CHECK((c.warnings & kWarnInt64ScalarFallback) != 0);
+  CHECK(c.block_dim == 8);
+  CHECK(c.pipes.scalar_us == Approx(8.192));
+  CHECK(c.bound == Bound::kScalar);
+  const OpCost i32 = predict(op("Equal", "8192;8192", "INT32"), hw);
+  CHECK(i32.pipes.scalar_us == 0);
+  CHECK(i32.duration_us * 2 < c.duration_us);
+  // Cast has a vector path for int64 (vconv s64 -> s32)
+  CHECK((predict(op("Cast", "8192", "INT64", {{"dst_type", "INT32"}}), hw).warnings &
+         kWarnInt64ScalarFallback) == 0);
+}
+
+TEST_CASE("repeated indices cost conflicts that grow with the duplicate ratio and block dim",
+          "[mechanism][conflict]") {
+  const HwSpec hw = toy();
+  const auto gather = [&](const char* dup) {
+    return op("GatherV2", "1000000,64;8192;1", "FLOAT16;INT32;INT32", {{"index_dup_ratio", dup}});
+  };
+  const OpCost none = predict(gather("0"), hw);
+  const OpCost half = predict(gather("0.5"), hw);
+  const OpCost all = predict(gather("1"), hw);
+  CHECK(none.critical_path.conflict_us == 0);
+  CHECK(half.critical_path.conflict_us > 0);
+  CHECK(all.critical_path.conflict_us == Approx(2 * half.critical_path.conflict_us));
+  // at full width (8 of 8 cores) the loss is coefficient x dup = 0.5 of the exposed MTE2 time
+  CHECK(all.block_dim == 8);
+  const OpCost two = predict(gather("1"), hw, CoreBudget{0, 2});
+  // 2 cores: (2-1)/(8-1) of the full-width loss per tile
+  CHECK(two.critical_path.conflict_us / two.pipes.mte2_us <
+        all.critical_path.conflict_us / all.pipes.mte2_us);
+}
+
+TEST_CASE("AI CPU ops pay dispatch and run at scalar speed; dynamic shapes add a host round trip",
+          "[mechanism][aicpu]") {
+  const HwSpec hw = toy();
+  // Unique of 1000 elements: 20 us dispatch + 1000 x 2 ns + 60 us device->host->device sync.
+  const OpCost u = predict(op("Unique", "1000", "INT32"), hw);
+  CHECK(u.critical_path.head_us == 20);
+  CHECK(u.critical_path.compute_us == Approx(2));
+  CHECK(u.critical_path.host_us == 60);
+  CHECK(u.duration_us == Approx(82));
+  CHECK(u.bound == Bound::kHost);
+  // Bucketize runs on the AI CPU but its output shape is static: no sync
+  const OpCost b = predict(op("Bucketize", "1000", "INT64"), hw);
+  CHECK(b.critical_path.host_us == 0);
+  // any op forced to the AI CPU is costed there
+  OpText t;
+  t.type = "Add";
+  t.input_shapes = "1000;1000";
+  t.input_dtypes = "INT64";
+  t.placement = "AI_CPU";
+  CHECK(predict(op(t), hw).critical_path.head_us == 20);
+  t.placement = "host";
+  const OpCost h = predict(op(t), hw);
+  // 2 x 1000 elements x 1 pass x 1 ns
+  CHECK(h.critical_path.host_us == Approx(2.0));
+  CHECK(h.bound == Bound::kHost);
+}
+
+TEST_CASE("launch overhead grows with block dim and bounds tiny ops", "[mechanism][head]") {
+  const HwSpec hw = toy();
+  const OpCost tiny = predict(op("Add", "16;16", "FLOAT16"), hw);
+  CHECK(tiny.block_dim == 1);
+  CHECK(tiny.critical_path.head_us == Approx(0.316));
+  const OpCost wide = predict(op("Add", "1048576;1048576", "FLOAT16"), hw);
+  CHECK(wide.critical_path.head_us == Approx(0.300 + 0.016 * wide.block_dim));
+}
+
+TEST_CASE("TopK sorts fewer elements when given a valid length", "[mechanism][sort]") {
+  const HwSpec hw = toy();
+  const OpCost full = predict(op("TopKV2", "64,4096", "FLOAT16", {{"k", "100"}}), hw);
+  const OpCost valid =
+      predict(op("TopKV2", "64,4096", "FLOAT16", {{"k", "100"}, {"valid_length", "512"}}), hw);
+  CHECK(valid.duration_us < full.duration_us / 2);
+  // int64 keys have no vector sort
+  CHECK(predict(op("TopKV2", "64,4096", "INT64", {{"k", "100"}}), hw).bound == Bound::kScalar);
+}
+
+TEST_CASE("an unknown op type gets the generic model and a named warning", "[mechanism][generic]") {
+  const OpCost c = predict(op("MyCustomFusedOp", "64,4000", "FLOAT16"), toy());
+  CHECK((c.warnings & kWarnUnknownOpType) != 0);
+  CHECK(c.duration_us > 0);
+  CHECK(warning_texts(c.warnings, "MyCustomFusedOp")[0].find("'MyCustomFusedOp'") !=
+        std::string::npos);
+}
