@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian packages npusim builds with (nothing is downloaded at build time).
+# Skips apt entirely when everything is already installed; uses sudo only when not root.
+set -euo pipefail
+packages=(g++ cmake ninja-build pkg-config
+  libfmt-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libeigen3-dev libboost-graph-dev
+  catch2 libbenchmark-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} build packages present"
+  exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
