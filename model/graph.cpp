@@ -40,8 +40,9 @@ std::int64_t eval_dim(std::string_view dim, std::int64_t batch, const SourcePos&
   if (d == "B") return batch;
   const std::size_t star = d.find('*');
   if (star == std::string_view::npos) {
-    // plain integers pass through untouched; make_op validates them
-    return -1;
+    // plain integers pass through untouched (make_op validates them); anything else with B is
+    // an expression this syntax does not have
+    return d.find('B') == std::string_view::npos ? -1 : bad();
   }
   const std::string_view lhs = trim(d.substr(0, star));
   const std::string_view rhs = trim(d.substr(star + 1));
@@ -156,6 +157,11 @@ Graph Graph::build(std::string name, std::vector<GraphOp> ops) {
     std::vector<std::size_t> cycle{v};
     for (std::size_t u = left_pred(v); u != v; u = left_pred(u)) cycle.push_back(u);
     std::reverse(cycle.begin(), cycle.end());
+    // Report at an op whose `after` is written out when there is one: that is the line to edit.
+    const auto explicit_after = std::find_if(cycle.begin(), cycle.end(), [&](std::size_t c) {
+      return g.ops_[c].after.has_value();
+    });
+    if (explicit_after != cycle.end()) std::rotate(cycle.begin(), explicit_after, cycle.end());
     std::string path;
     for (const std::size_t c : cycle) path += g.ops_[c].text.name + " -> ";
     path += g.ops_[cycle.front()].text.name;

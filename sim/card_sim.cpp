@@ -72,6 +72,7 @@ struct Request {
 struct Batch {
   std::uint32_t first_member = 0;  // into members_
   std::uint32_t member_count = 0;
+  std::int64_t chunk_of = -1;      // a chunk of an oversize request: that request's id
   std::int64_t samples = 0;
   std::int64_t gear = 0;
   std::uint32_t gear_idx = 0;
@@ -382,7 +383,9 @@ class CardModel final : public EventTarget {
         const std::int64_t chunk = std::min(left, max_gear);
         left -= chunk;
         const std::int64_t b = new_batch();
-        add_member(b, id, chunk);
+        // A chunk is not in members_: the open batch may be appending there meanwhile.
+        batches_[static_cast<std::size_t>(b)].chunk_of = id;
+        batches_[static_cast<std::size_t>(b)].samples = chunk;
         dispatch(b);
       }
       return;
@@ -654,10 +657,14 @@ class CardModel final : public EventTarget {
     batch_samples_ += batch.samples;
     batch_gears_ += batch.gear;
     ++batches_done_;
-    for (std::uint32_t m = 0; m < batch.member_count; ++m) {
-      Request& r = requests_[members_[batch.first_member + m]];
+    auto finish_request = [&](std::uint32_t id) {
+      Request& r = requests_[id];
       r.service_ns = now - batch.start_ns;
-      if (--r.chunks_left == 0) complete(members_[batch.first_member + m]);
+      if (--r.chunks_left == 0) complete(id);
+    };
+    if (batch.chunk_of >= 0) finish_request(static_cast<std::uint32_t>(batch.chunk_of));
+    for (std::uint32_t m = 0; m < batch.member_count; ++m) {
+      finish_request(members_[batch.first_member + m]);
     }
     if (!ready_.empty()) {
       const std::int64_t next = ready_.front();
@@ -672,6 +679,10 @@ class CardModel final : public EventTarget {
     const TimeNs now = sim_.now();
     in_system_.add(now, -1);
     ++completed_;
+    if (measuring_) {
+      ++window_completions_;
+      window_samples_ += r.samples;
+    }
     if (static_cast<std::int64_t>(id) >= sc_.workload.warmup_requests) {
       latencies_.push_back(now - r.arrival_ns);
       service_sum_ns_ += static_cast<double>(r.service_ns);
@@ -747,8 +758,11 @@ class CardModel final : public EventTarget {
     r.split_requests = split_;
     r.mean_batch_samples = batches_done_ > 0 ? static_cast<double>(batch_samples_) / static_cast<double>(batches_done_) : 0;
     r.mean_gear = batches_done_ > 0 ? static_cast<double>(batch_gears_) / static_cast<double>(batches_done_) : 0;
-    r.qps = r.window_s > 0 ? static_cast<double>(r.requests) / r.window_s : 0;
-    r.throughput = r.window_s > 0 ? static_cast<double>(r.samples) / r.window_s : 0;
+    // Rates count every completion inside the window: when the card is saturated, warm-up
+    // requests still finish inside it, and leaving them out would understate its capacity.
+    r.window_completions = window_completions_;
+    r.qps = r.window_s > 0 ? static_cast<double>(window_completions_) / r.window_s : 0;
+    r.throughput = r.window_s > 0 ? static_cast<double>(window_samples_) / r.window_s : 0;
     double sum = 0;
     double queue_sum = 0;
     for (std::size_t i = 0; i < latencies_.size(); ++i) sum += static_cast<double>(latencies_[i]);
@@ -824,6 +838,8 @@ class CardModel final : public EventTarget {
   TimeNs service_min_ns_ = kTimeNever;
   TimeNs service_max_ns_ = 0;
   std::int64_t measured_samples_ = 0;
+  std::int64_t window_completions_ = 0;  // any request, warm-up or not, completed in the window
+  std::int64_t window_samples_ = 0;
   std::int64_t split_ = 0;
   std::int64_t batch_samples_ = 0;
   std::int64_t batch_gears_ = 0;

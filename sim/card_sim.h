@@ -64,8 +64,9 @@ struct SimResult {
   double mean_batch_samples = 0;    ///< real samples per batch
   double mean_gear = 0;             ///< padded batch size per batch
   double window_s = 0;              ///< first measured arrival to last measured completion
-  double qps = 0;                   ///< requests / window
-  double throughput = 0;            ///< samples / window
+  std::int64_t window_completions = 0;  ///< requests (any) completed inside the window
+  double qps = 0;                   ///< window_completions / window
+  double throughput = 0;            ///< samples of those requests / window
   LatencyStats latency;
   double queue_ms_mean = 0;    ///< arrival to the start of service (batching, PCIe, ready queue)
   double service_ms_mean = 0;  ///< start of service on a stream to completion

@@ -36,6 +36,7 @@ std::string result_to_json(const SimResult& r) {
   j["mean_batch_samples"] = r6(r.mean_batch_samples);
   j["mean_gear"] = r6(r.mean_gear);
   j["window_s"] = r6(r.window_s);
+  j["window_completions"] = r.window_completions;
   j["qps"] = r6(r.qps);
   j["throughput"] = r6(r.throughput);
   j["latency_ms"] = ordered_json{{"mean", r6(r.latency.mean_ms)}, {"p50", r6(r.latency.p50_ms)},

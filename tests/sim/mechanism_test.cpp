@@ -1,0 +1,156 @@
+// Each resource mechanism of the card model against a hand-computed case.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "model/predict.h"
+#include "sim/card_sim.h"
+#include "sim/report.h"
+#include "sim/scenario.h"
+#include "sim_test_util.h"
+
+using npusim::sim::Scenario;
+using npusim::sim::SimResult;
+using npusim::test::data;
+
+namespace {
+SimResult run(const std::string& file, const std::vector<std::string>& sets = {},
+              const npusim::sim::SimOptions& opt = {}) {
+  const Scenario s = npusim::sim::load_scenario(data("scenarios/" + file), sets);
+  return npusim::sim::simulate(s, npusim::test::chip(s.info.hw), opt);
+}
+}  // namespace
+
+TEST_CASE("an op that finds fewer free cores than its block dim runs more waves",
+          "[mechanism][cores]") {
+  const npusim::HwSpec hw = npusim::test::chip("ascend910b3");
+  const double launch_ms = hw.host.launch_aclnn_us / 1e3;
+  SECTION("shared card: the second op gets the 10 cores left and runs 3 waves") {
+    const SimResult r = run("cores_contended.toml");
+    REQUIRE(r.requests == 2);
+    CHECK(r.latency.p50_ms == Approx(launch_ms + 0.010));  // first: 30 cores, 1 wave
+    CHECK(r.latency.max_ms == Approx(launch_ms + 0.030));  // second: 10 cores, 3 waves
+    CHECK(r.ops[0].mean_us == Approx((10.0 + 30.0) / 2));
+  }
+  SECTION("a core limit of 20 per stream: both run ceil(30/20) = 2 waves") {
+    const SimResult r = run("cores_contended.toml", {"deployment.vector_cores_per_stream=20"});
+    CHECK(r.latency.p50_ms == Approx(launch_ms + 0.020));
+    CHECK(r.latency.max_ms == Approx(launch_ms + 0.020));
+  }
+  SECTION("a core limit of 8: ceil(30/8) = 4 waves even with the card to itself") {
+    const SimResult r = run("cores_contended.toml", {"deployment.vector_cores_per_stream=8"});
+    CHECK(r.latency.max_ms == Approx(launch_ms + 0.040));
+  }
+}
+
+TEST_CASE("two memory-bound streams share HBM: each moves at half the bandwidth",
+          "[mechanism][hbm]") {
+  const npusim::HwSpec hw = npusim::test::chip("ascend910b3");
+  const Scenario s = npusim::sim::load_scenario(data("scenarios/mem_bound.toml"));
+  // What the model says about one op alone within its stream's 20 vector cores.
+  const npusim::OpCost c =
+      npusim::predict(s.graph.instantiate(0, 1), hw, npusim::CoreBudget{10, 20});
+  const double device_us = c.duration_us - c.critical_path.host_us;
+  const auto memory_ns = npusim::sim::us_to_ns(std::min(c.critical_path.memory_us, device_us));
+  const auto compute_ns = npusim::sim::us_to_ns(device_us) - memory_ns;
+  const double capacity = hw.hbm_bytes_per_us() / 1e3;  // bytes per ns
+  const double bytes = std::min(c.bytes_in + c.bytes_out, capacity * static_cast<double>(memory_ns));
+  const double alone_rate = bytes / static_cast<double>(memory_ns);
+  REQUIRE(memory_ns > 0);
+  REQUIRE(2 * alone_rate > capacity);  // together they want more than HBM has
+
+  const SimResult one = npusim::sim::simulate(
+      npusim::sim::load_scenario(data("scenarios/mem_bound.toml"), {"deployment.streams=1"}), hw);
+  const SimResult two = npusim::sim::simulate(s, hw);
+  // Alone the op keeps its predicted time ...
+  CHECK(one.ops[0].mean_us * 1e3 == Approx(static_cast<double>(memory_ns + compute_ns)).margin(1));
+  // ... together both start at once and each moves its bytes at capacity / 2.
+  const double shared_ns = std::ceil(bytes / (capacity / 2));
+  CHECK(two.ops[0].mean_us * 1e3 == Approx(shared_ns + static_cast<double>(compute_ns)).margin(1));
+  CHECK(two.ops[0].mean_us > one.ops[0].mean_us);
+}
+
+TEST_CASE("a graph of tiny ops is host bound and leaves the device idle", "[mechanism][host]") {
+  const npusim::HwSpec hw = npusim::test::chip("ascend910b3");
+  const double launch_us = hw.host.launch_aclnn_us;
+  REQUIRE(launch_us > 1.0);
+  SECTION("20 ops of 1 us behind launches of launch_us each") {
+    const SimResult r = run("host_bound.toml");
+    // The device runs op k right after its launch: the batch ends one op after the last launch.
+    const double service_us = 20 * launch_us + 1.0;
+    CHECK(r.service_ms_mean == Approx(service_us / 1e3));
+    CHECK(r.device_idle_share == Approx(1.0 - 20.0 / service_us));
+  }
+  SECTION("20 ops of 50 us: launches run ahead and the device waits only for the first") {
+    const SimResult r = run("device_bound.toml");
+    const double service_us = launch_us + 20 * 50.0;
+    CHECK(r.service_ms_mean == Approx(service_us / 1e3));
+    CHECK(r.device_idle_share == Approx(launch_us / service_us));
+  }
+}
+
+TEST_CASE("an oversize request is split and its latency is that of the slowest chunk",
+          "[mechanism][split]") {
+  const npusim::HwSpec hw = npusim::test::chip("ascend910b3");
+  const double d_us = hw.host.launch_aclnn_us + 100.0;
+  const double bytes_per_us = hw.pcie.bandwidth_gbps * hw.pcie.efficiency * 1e3;
+  const double copy8 = hw.pcie.latency_us + 8 * 25600 / bytes_per_us;
+  const double copy4 = hw.pcie.latency_us + 4 * 25600 / bytes_per_us;
+  SECTION("four streams: chunks of 8, 8, 4 copy in turn and run in parallel") {
+    const SimResult r = run("split.toml");
+    CHECK(r.requests == 1);
+    CHECK(r.split_requests == 1);
+    CHECK(r.batches == 3);
+    CHECK(r.mean_gear == Approx((8 + 8 + 4) / 3.0));
+    // the last chunk is ready after all three copies, then runs d_us
+    CHECK(r.latency.max_ms == Approx((copy8 + copy8 + copy4 + d_us) / 1e3));
+  }
+  SECTION("one stream: the chunks queue behind each other") {
+    const SimResult r = run("split.toml", {"deployment.streams=1"});
+    CHECK(r.latency.max_ms == Approx((copy8 + 3 * d_us) / 1e3));
+  }
+}
+
+TEST_CASE("the trace has one track per stream and resource and ops named as in the graph",
+          "[mechanism][trace]") {
+  npusim::sim::SimOptions opt;
+  opt.trace = true;
+  const SimResult r = run("split.toml", {}, opt);
+  const auto j = nlohmann::json::parse(npusim::sim::trace_to_json(r));
+  REQUIRE(j.contains("traceEvents"));
+  int ops = 0;
+  int copies = 0;
+  int launches = 0;
+  std::set<std::string> tracks;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name") tracks.insert(e["args"]["name"].get<std::string>());
+    if (e["ph"] != "X") continue;
+    CHECK(e["dur"].get<double>() >= 0);
+    if (e["name"] == "fixed") ++ops;
+    if (e["name"] == "input copy") ++copies;
+    if (e["name"] == "launch fixed") ++launches;
+  }
+  CHECK(ops == 3);
+  CHECK(copies == 3);
+  CHECK(launches == 3);
+  CHECK(tracks.count("stream 0 device") == 1);
+  CHECK(tracks.count("stream 3 host") == 1);
+  CHECK(tracks.count("PCIe input copy") == 1);
+}
+
+TEST_CASE("cards needed is the target traffic over one card's QPS, rounded up",
+          "[mechanism][target]") {
+  const Scenario s = npusim::sim::load_scenario(
+      std::filesystem::path(NPUSIM_SOURCE_DIR) / "scenarios" / "mdc_validation.toml",
+      {"workload.requests=20000", "target.traffic_qps=12345"});
+  const SimResult r = npusim::sim::simulate(s, npusim::test::chip(s.info.hw));
+  REQUIRE(r.cards_needed.has_value());
+  CHECK(*r.cards_needed == static_cast<std::int64_t>(std::ceil(12345 / r.qps)));
+  REQUIRE(r.p99_met.has_value());
+  CHECK(*r.p99_met == (r.latency.p99_ms <= 1.0));
+}

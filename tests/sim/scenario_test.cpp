@@ -1,0 +1,205 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+
+#include "model/error.h"
+#include "sim/scenario.h"
+#include "sim_test_util.h"
+
+using npusim::InputError;
+using npusim::sim::ArrivalKind;
+using npusim::sim::BatchSizeDist;
+using npusim::sim::load_scenario;
+using npusim::sim::Scenario;
+
+namespace {
+
+const char* kBase = R"(
+[scenario]
+name = "base"
+hw = "ascend910b3"
+seed = 9
+
+[graph]
+[[graph.op]]
+name = "a"
+type = "Add"
+shapes = "B,16;B,16"
+dtypes = "FLOAT16"
+
+[deployment]
+streams = 2
+gears = [1, 8, 4]
+batch_window_us = 50
+
+[workload]
+arrival = "poisson"
+rate_qps = 1000
+requests = 100
+batch_size = { 1 = 3, 8 = 1 }
+)";
+
+std::string error_of(const std::filesystem::path& p, const std::vector<std::string>& sets = {}) {
+  try {
+    (void)load_scenario(p, sets);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("a scenario loads into typed sections with defaults for optional keys", "[scenario]") {
+  const Scenario s = npusim::test::scenario_from_text(kBase);
+  CHECK(s.info.name == "base");
+  CHECK(s.info.hw == "ascend910b3");
+  CHECK(s.info.seed == 9);
+  CHECK(s.graph.size() == 1);
+  CHECK(s.deployment.streams == 2);
+  CHECK(s.deployment.gears == std::vector<std::int64_t>{1, 4, 8});  // sorted
+  CHECK(s.deployment.batch_window_us == 50);
+  CHECK_FALSE(s.deployment.split_oversize);
+  CHECK(s.deployment.cube_cores_per_stream == 0);
+  CHECK(s.workload.arrival == ArrivalKind::kPoisson);
+  CHECK(s.workload.rate_qps == 1000);
+  CHECK(s.workload.warmup_requests == 0);
+  CHECK(s.workload.batch_size.mean() == Approx(0.75 * 1 + 0.25 * 8));
+  CHECK_FALSE(s.target.p99_ms.has_value());
+}
+
+TEST_CASE("--set overrides are typed by the key and applied before validation", "[scenario]") {
+  const Scenario s = npusim::test::scenario_from_text(
+      kBase, {"deployment.streams=4", "workload.rate_qps=250", "deployment.gears=[1,2,3]",
+              "target.p99_ms=2.5", "workload.batch_size={2 = 1}", "scenario.name=renamed"});
+  CHECK(s.deployment.streams == 4);
+  CHECK(s.workload.rate_qps == 250);
+  CHECK(s.deployment.gears == std::vector<std::int64_t>{1, 2, 3});
+  CHECK(s.info.name == "renamed");  // a bare word is a string
+  CHECK(s.target.p99_ms == std::optional<double>{2.5});
+  CHECK(s.workload.batch_size.max_size() == 2);
+}
+
+TEST_CASE("a max_gear compiles every batch size up to it", "[scenario]") {
+  const Scenario s = npusim::test::scenario_from_text(
+      std::string(kBase), {});
+  const Scenario m = npusim::test::scenario_from_text(
+      "[scenario]\nhw = \"ascend910b3\"\n[graph]\n[[graph.op]]\nname = \"a\"\ntype = \"Relu\"\n"
+      "shapes = \"B,4\"\ndtypes = \"FLOAT16\"\n[deployment]\nstreams = 1\nmax_gear = 5\n"
+      "[workload]\narrival = \"closed\"\nconcurrency = 1\nrequests = 3\nbatch_size = 2\n");
+  CHECK(m.deployment.gears == std::vector<std::int64_t>{1, 2, 3, 4, 5});
+  CHECK(s.deployment.gears.size() == 3);
+}
+
+TEST_CASE("an unknown --set key is an error at the command line naming the accepted keys",
+          "[scenario]") {
+  const auto p = npusim::test::write_temp("set_unknown.toml", kBase);
+  const std::string e = error_of(p, {"deployment.streamz=4"});
+  CHECK_THAT(e, Catch::StartsWith("<command line>: error: --set 'deployment.streamz=4': unknown "
+                                  "key 'deployment.streamz'; accepted keys:"));
+  CHECK_THAT(e, Catch::Contains("deployment.streams"));
+  CHECK_THAT(error_of(p, {"streams"}), Catch::Contains("expected section.key=value"));
+}
+
+TEST_CASE("an override of the wrong type or range is reported at the command line",
+          "[scenario]") {
+  const auto p = npusim::test::write_temp("set_type.toml", kBase);
+  CHECK_THAT(error_of(p, {"deployment.streams=abc"}),
+             Catch::StartsWith("<command line>: error: --set 'deployment.streams=abc': "
+                               "[deployment].streams: expected an integer"));
+  CHECK_THAT(error_of(p, {"deployment.streams=0"}),
+             Catch::Contains("--set 'deployment.streams=0': [deployment].streams: expected an "
+                             "integer in [1, 1024], got 0"));
+}
+
+TEST_CASE("each bad scenario file is rejected at its defect's line with its phrase",
+          "[scenario]") {
+  using npusim::test::data;
+  CHECK_THAT(error_of(data("bad/scenario_unknown_key.toml")),
+             Catch::Contains("scenario_unknown_key.toml:14:1") &&
+                 Catch::Contains("unknown key 'streamz'"));
+  CHECK_THAT(error_of(data("bad/scenario_missing_gears.toml")),
+             Catch::Contains("scenario_missing_gears.toml:12:1") &&
+                 Catch::Contains("needs `gears = [...]`"));
+  CHECK_THAT(error_of(data("bad/scenario_oversize_no_split.toml")),
+             Catch::Contains("scenario_oversize_no_split.toml:20:14") &&
+                 Catch::Contains("exceed the largest gear 8; set [deployment] split_oversize"));
+  CHECK_THAT(error_of(data("bad/scenario_rate_for_closed.toml")),
+             Catch::Contains("scenario_rate_for_closed.toml:19:12") &&
+                 Catch::Contains("only used with arrival = \"poisson\""));
+  CHECK_THAT(error_of(data("bad/scenario_bad_arrival.toml")),
+             Catch::Contains("scenario_bad_arrival.toml:17:11") &&
+                 Catch::Contains("unknown arrival 'uniform'"));
+  CHECK_THAT(error_of(data("bad/scenario_histogram_bad_key.toml")),
+             Catch::Contains("scenario_histogram_bad_key.toml:20:") &&
+                 Catch::Contains("histogram key must be a batch size"));
+  CHECK_THAT(error_of(data("bad/scenario_negative_rate.toml")),
+             Catch::Contains("scenario_negative_rate.toml:18:12") &&
+                 Catch::Contains("[workload].rate_qps: expected a number in (0, 1000000000], got -5"));
+  CHECK_THAT(error_of(data("bad/scenario_gears_and_max_gear.toml")),
+             Catch::Contains("scenario_gears_and_max_gear.toml:15:12") &&
+                 Catch::Contains("give either `gears` or `max_gear`, not both"));
+  CHECK_THAT(error_of(data("bad/scenario_trace_unsorted.toml")),
+             Catch::Contains("scenario_trace_unsorted.csv:4:1") &&
+                 Catch::Contains("arrival time 40 is before the previous line's 50"));
+  CHECK_THAT(error_of(data("bad/scenario_graph_file_cycle.toml")),
+             Catch::Contains("graph_cycle.toml:8:9") && Catch::Contains("dependency cycle"));
+}
+
+TEST_CASE("a core limit above the chip's cores is an error at the key once the chip is known",
+          "[scenario]") {
+  const Scenario s = load_scenario(npusim::test::data("bad/scenario_core_limit_too_big.toml"));
+  const npusim::HwSpec hw = npusim::test::chip(s.info.hw);
+  try {
+    (void)npusim::sim::simulate(s, hw);
+    FAIL("expected an error");
+  } catch (const InputError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("scenario_core_limit_too_big.toml:15:25") &&
+                             Catch::Contains("64 exceeds the 20 cube cores of ascend910b3"));
+  }
+}
+
+TEST_CASE("every bundled scenario loads and names a chip that exists", "[scenario]") {
+  int loaded = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(NPUSIM_SOURCE_DIR) / "scenarios")) {
+    if (entry.path().extension() != ".toml") continue;
+    INFO(entry.path().string());
+    const Scenario s = load_scenario(entry.path());
+    CHECK_NOTHROW(npusim::test::chip(s.info.hw));
+    ++loaded;
+  }
+  CHECK(loaded >= 1);
+}
+
+TEST_CASE("a batch-size histogram draws each size with its weight", "[scenario]") {
+  const BatchSizeDist d = BatchSizeDist::histogram({1, 8, 20}, {2, 1, 1});
+  CHECK(d.draw(0.0) == 1);
+  CHECK(d.draw(0.49) == 1);
+  CHECK(d.draw(0.5) == 8);
+  CHECK(d.draw(0.76) == 20);
+  CHECK(d.draw(0.999999) == 20);
+  CHECK(d.max_size() == 20);
+  CHECK(d.mean() == Approx(0.5 * 1 + 0.25 * 8 + 0.25 * 20));
+  const BatchSizeDist s = BatchSizeDist::samples({3, 3, 5, 7});
+  CHECK(s.probabilities() == std::vector<double>{0.5, 0.25, 0.25});
+}
+
+TEST_CASE("batch sizes and arrivals can come from files next to the scenario", "[scenario]") {
+  npusim::test::write_temp("sizes.txt", "# observed\n1, 2\n2\n8\n");
+  npusim::test::write_temp("arrivals.csv", "# arrival_us,batch_size\n0,1\n10.5,2\n10.5,4\n");
+  std::string text = kBase;
+  text.replace(text.find("batch_size = { 1 = 3, 8 = 1 }"), 29, "batch_size = \"sizes.txt\"");
+  const Scenario s = npusim::test::scenario_from_text(text);
+  CHECK(s.workload.batch_size.sizes() == std::vector<std::int64_t>{1, 2, 8});
+  CHECK(s.workload.batch_size.probabilities()[1] == Approx(0.5));
+  std::string trace = kBase;
+  trace.replace(trace.find("arrival = \"poisson\"\nrate_qps = 1000\nrequests = 100"), 50,
+                "arrival = \"trace\"\ntrace_file = \"arrivals.csv\"");
+  const Scenario t = npusim::test::scenario_from_text(trace);
+  CHECK(t.workload.requests == 3);
+  CHECK(t.workload.trace[1].arrival_ns == 10500);
+  CHECK(t.workload.trace[2].batch_size == 4);
+  CHECK(t.workload.trace.size() == 3);
+}
