@@ -57,7 +57,7 @@ class TopN {
   }
   std::vector<std::pair<double, T>> sorted() {
     trim();
-    std::sort(items_.begin(), items_.end(),
+    std::stable_sort(items_.begin(), items_.end(),
               [](const auto& a, const auto& b) { return a.first > b.first; });
     return items_;
   }
@@ -772,6 +772,11 @@ Report Analyzer::run() {
   for (const auto& file : src_.kernel_files) {
     infos_.push_back(read_kernel_table(file, [this](const KernelRow& r) { add(r); }));
     report_.layouts.push_back(infos_.back().layout);
+    for (const auto& m : infos_.back().broken_row_messages) report_.notes.push_back(m);
+    if (infos_.back().broken_rows > infos_.back().broken_row_messages.size()) {
+      report_.notes.push_back(fmt::format("{}: {} broken rows skipped in all", file.string(),
+                                          infos_.back().broken_rows));
+    }
     for (const auto& m : infos_.back().missing_optional) {
       report_.notes.push_back(fmt::format("{}: no '{}' column", file.filename().string(), m));
     }

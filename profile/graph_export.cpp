@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "model/error.h"
+#include "model/op_desc.h"
 #include "profile/observation.h"
 #include "profile/readers.h"
 
@@ -154,7 +155,29 @@ GraphExport graph_from_profile(const ProfileSource& source, std::optional<std::i
     t += "\n[[graph.op]]\n";
     t += fmt::format("name = {}\n", toml_quote(o.unique_name));
     t += fmt::format("type = {}\n", toml_quote(r.type));
-    if (!r.input_shapes.empty() || !r.input_dtypes.empty()) {
+    // The graph loader builds an OpDesc from every op: check the profile's text makes one, and
+    // write empty shapes (the op then runs for its measured duration) when it does not.
+    std::string unusable;
+    if (r.input_shapes.empty() && r.input_dtypes.empty()) {
+      unusable = "N/A in the profile";
+    } else {
+      OpText text;
+      text.name = o.unique_name;
+      text.type = r.type;
+      text.input_shapes = r.input_shapes;
+      text.input_dtypes = r.input_dtypes;
+      text.input_formats = r.input_formats;
+      text.output_shapes = r.output_shapes;
+      text.output_dtypes = r.output_dtypes;
+      text.output_formats = r.output_formats;
+      text.placement = placement_text(r.kind);
+      try {
+        (void)make_op(text, SourcePos{o.file, r.line, 0});
+      } catch (const InputError& e) {
+        unusable = e.detail();
+      }
+    }
+    if (unusable.empty()) {
       t += fmt::format("shapes = {}\n", toml_quote(r.input_shapes));
       t += fmt::format("dtypes = {}\n", toml_quote(r.input_dtypes));
       if (!r.input_formats.empty()) t += fmt::format("formats = {}\n", toml_quote(r.input_formats));
@@ -169,7 +192,10 @@ GraphExport graph_from_profile(const ProfileSource& source, std::optional<std::i
       }
     } else {
       ++out.without_shapes;
-      t += "# shapes: N/A in the profile\n";
+      std::string why = unusable;
+      std::replace(why.begin(), why.end(), '\n', ' ');
+      t += fmt::format("# shapes not usable ({}): the op runs for its measured duration\n", why);
+      t += "shapes = \"\"\ndtypes = \"\"\n";
     }
     const std::string placement = placement_text(r.kind);
     if (!placement.empty()) t += fmt::format("placement = {}\n", toml_quote(placement));

@@ -146,13 +146,16 @@ class RowParser {
     }
     return *v;
   }
+  /// The error for a record narrower than the header, or nullopt when it is wide enough.
+  [[nodiscard]] std::optional<InputError> short_row() const {
+    if (r_.size() >= m_.width()) return std::nullopt;
+    return InputError(r_.pos(), fmt::format("the row has {} fields but the header has {}: the "
+                                            "file is truncated or the row is broken",
+                                            r_.size(), m_.width()));
+  }
   /// Checks the record is as wide as the header (a short row is a truncated or broken file).
   void check_width() const {
-    if (r_.size() < m_.width()) {
-      throw InputError(r_.pos(), fmt::format("the row has {} fields but the header has {}: the "
-                                             "file is truncated or the row is broken",
-                                             r_.size(), m_.width()));
-    }
+    if (auto e = short_row()) throw *e;
     for (std::size_t i = m_.width(); i < r_.size(); ++i) {
       if (!r_.field(i).empty()) {
         throw InputError(r_.pos(), fmt::format("the row has {} fields but the header has {}: an "
@@ -250,7 +253,16 @@ KernelFileInfo read_kernel_table(const fs::path& file,
 
   const RowParser p(r, m);
   KernelRow row;
+  std::optional<InputError> pending;  // a short row: an error only if it is the last one
   while (r.next()) {
+    if (pending) {
+      ++info.broken_rows;
+      if (info.broken_row_messages.size() < 10) {
+        info.broken_row_messages.push_back(std::string(pending->what()) + " (row skipped)");
+      }
+      pending.reset();
+    }
+    if ((pending = p.short_row())) continue;
     p.check_width();
     row.line = r.line();
     row.step_id = p.integer(Col::kStepId, -1);
@@ -297,6 +309,7 @@ KernelFileInfo read_kernel_table(const fs::path& file,
     ++info.rows;
     on_row(row);
   }
+  if (pending) throw *pending;
   return info;
 }
 

@@ -85,12 +85,17 @@ struct KernelFileInfo {
   bool has_mte2 = false;         ///< an mte2 ratio column present
   bool has_cube_utilization = false;
   std::vector<std::string> missing_optional;  ///< canonical names of optional columns absent
+  /// Rows in the middle of the file with fewer fields than the header (seen in a real 2023
+  /// kernel_details: a row missing one column) are skipped, not guessed at; each is listed as
+  /// "file:line: ..." (the first 10) and counted. A short last row is a truncated file: an error.
+  std::uint64_t broken_rows = 0;
+  std::vector<std::string> broken_row_messages;
 };
 
 /// Streams the rows of an op_summary / kernel_details file to `on_row` (the row object is reused
 /// between calls: copy what you keep). Throws InputError with file:line(:col) for a missing
 /// required column (listing the columns found), a duplicate header, a wrong delimiter, a
-/// non-numeric value in a numeric column, a truncated row or an empty file.
+/// non-numeric value in a numeric column, a truncated last row or an empty file.
 KernelFileInfo read_kernel_table(const std::filesystem::path& file,
                                  const std::function<void(const KernelRow&)>& on_row);
 

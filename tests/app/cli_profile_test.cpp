@@ -1,0 +1,110 @@
+// npusim analyze and npusim graph from-profile, end to end through the built binary.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/app/cli_runner.h"
+
+using npusim::test::run_cli;
+
+namespace {
+
+const std::string kData = NPUSIM_TEST_DATA_DIR;
+const std::string kCrafted = kData + "/profiles/msprof_crafted";
+
+std::filesystem::path temp_file(const std::string& name) {
+  return std::filesystem::temp_directory_path() /
+         ("npusim_cli_profile_" + std::to_string(::getpid()) + "_" + name);
+}
+
+}  // namespace
+
+TEST_CASE("analyze prints a short report ranked by time at stake", "[cli][analyze]") {
+  const auto r = run_cli("analyze '" + kCrafted + "'");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("12 compute ops") && Catch::Contains("1. [high]") &&
+                        Catch::Contains("try:"));
+  CHECK_THAT(r.err, Catch::Contains("read 1 profile(s)"));
+}
+
+TEST_CASE("analyze --json is complete and parses", "[cli][analyze]") {
+  const auto r = run_cli("analyze --json '" + kCrafted + "'");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["ops"] == 12);
+  CHECK(j["total_time_us"].get<double>() == Approx(1615));
+  CHECK(j["findings"][0]["check"] == "op_type_share");
+  // No --hw: cores and clock inferred from the cycle columns, bandwidth from the default chip.
+  CHECK(j["utilization"][0]["cube_cores"] == 20);
+  CHECK(j["utilization"][0]["freq_mhz"].get<double>() == 1000);
+}
+
+TEST_CASE("analyze --hw uses the named chip's cores and clock", "[cli][analyze]") {
+  const auto r = run_cli("analyze --json --hw ascend910b3 '" + kCrafted + "'");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["utilization"][0]["chip_source"] == "--hw ascend910b3");
+  CHECK(j["utilization"][0]["cube_cores"] != 20);
+}
+
+TEST_CASE("analyze --md writes a Markdown report", "[cli][analyze]") {
+  const auto md = temp_file("report.md");
+  const auto r = run_cli("analyze '" + kCrafted + "' --md '" + md.string() + "'");
+  REQUIRE(r.exit_code == 0);
+  const std::string text = npusim::test::read_all(md);
+  CHECK_THAT(text, Catch::StartsWith("# npusim analyze") && Catch::Contains("### Findings"));
+  std::filesystem::remove(md);
+}
+
+TEST_CASE("analyze reads a folder of ranks, one report each", "[cli][analyze]") {
+  const auto r = run_cli("analyze --json '" + kData + "/profiles/torch_cann83'");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["profiles"].size() == 2);
+  CHECK(j["profiles"][0]["name"] == "rank_0_ascend_pt");
+  CHECK(j["profiles"][0]["cann_version"] == "8.3.RC1");
+}
+
+TEST_CASE("analyze on a bad file exits 2 with the file:line message", "[cli][analyze]") {
+  const std::string bad = kData + "/bad/profile_nonnumeric_duration.csv";
+  const auto r = run_cli("analyze '" + bad + "'");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains(bad + ":3:5: error: column 'Task Duration(us)': expected a "
+                                          "number, got 'abc'"));
+  CHECK(r.out.empty());
+}
+
+TEST_CASE("analyze on a missing path exits 2", "[cli][analyze]") {
+  const auto r = run_cli("analyze /nonexistent/PROF_1");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("/nonexistent/PROF_1: error: no such file or folder"));
+}
+
+TEST_CASE("graph from-profile writes a graph TOML of one step", "[cli][graph]") {
+  const auto out = temp_file("graph.toml");
+  const auto r = run_cli("graph from-profile '" + kData +
+                         "/profiles/torch_cann83/rank_0_ascend_pt' --step 12 -o '" + out.string() +
+                         "'");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string toml = npusim::test::read_all(out);
+  CHECK_THAT(toml, Catch::Contains("[graph]") && Catch::Contains("[[graph.op]]") &&
+                       Catch::Contains("type = \"MatMulV3\"") &&
+                       Catch::Contains("# dropped: 1 communication tasks"));
+  CHECK_THAT(r.err, Catch::Contains("2 ops of step 12"));
+  std::filesystem::remove(out);
+}
+
+TEST_CASE("graph from-profile on several ranks asks for one, and writes nothing", "[cli][graph]") {
+  const auto out = temp_file("none.toml");
+  const auto r = run_cli("graph from-profile '" + kData + "/profiles/torch_cann83' -o '" +
+                         out.string() + "'");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("holds 2 profiles"));
+  CHECK_FALSE(std::filesystem::exists(out));
+}
