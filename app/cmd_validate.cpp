@@ -14,6 +14,8 @@
 #include "model/hw_overlay.h"
 #include "model/hw_spec.h"
 #include "model/toml_reader.h"
+#include "model/graph.h"
+#include "sim/card_sim.h"
 
 namespace npusim::app {
 
@@ -56,6 +58,8 @@ struct FileKind {
 const FileKind kFileKinds[] = {
     {is_hw_spec, validate_hw_spec},
     {is_hw_overlay, validate_hw_overlay},
+    {[](const toml::table& r) { return r.contains("scenario"); }, [](const fs::path& f) { return sim::check_scenario_file(f, hw_spec_dirs()); }},
+    {[](const toml::table& r) { return r.contains("graph"); }, [](const fs::path& f) { return check_graph_file(f); }},
 };
 
 std::string validate_file(const fs::path& file) {

@@ -36,5 +36,7 @@ void register_analyze(CLI::App& app);
 void register_graph(CLI::App& app);
 void register_hw(CLI::App& app);
 void register_validate(CLI::App& app);
+void register_simulate(CLI::App& app);
+void register_accuracy(CLI::App& app);
 
 }  // namespace npusim::app

@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
   npusim::app::register_graph(app);
   npusim::app::register_hw(app);
   npusim::app::register_validate(app);
+  npusim::app::register_simulate(app);
+  npusim::app::register_accuracy(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -279,6 +279,18 @@ Graph read_graph_table(TableReader& graph, const std::filesystem::path& base_dir
   return Graph::build(std::move(name), std::move(ops));
 }
 
+std::string check_graph_file(const std::filesystem::path& file) {
+  const Graph g = load_graph_file(file);
+  std::size_t fixed = 0;
+  std::size_t batched = 0;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    if (g.ops()[i].duration_us) ++fixed;
+    if (g.batch_dependent(i)) ++batched;
+  }
+  return fmt::format("graph '{}': {} ops ({} with shapes in B, {} with a fixed duration_us)",
+                     g.name(), g.size(), batched, fixed);
+}
+
 Graph load_graph_file(const std::filesystem::path& file) {
   const TomlFile doc = parse_toml_file(file);
   TableReader root(doc);

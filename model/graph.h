@@ -98,6 +98,9 @@ class Graph {
 /// `name` plus `[[graph.op]]` tables. Calls finish() on the tables it reads.
 [[nodiscard]] Graph read_graph_table(TableReader& graph, const std::filesystem::path& base_dir);
 
+/// Loads a graph file and describes it in one line (for `npusim validate`). Throws InputError.
+[[nodiscard]] std::string check_graph_file(const std::filesystem::path& file);
+
 /// Loads a standalone graph file (a `[graph]` table and nothing else).
 [[nodiscard]] Graph load_graph_file(const std::filesystem::path& file);
 

@@ -124,8 +124,6 @@ class CardModel final : public EventTarget {
     check_fits();
     build_ops();
     total_requests_ = sc.workload.warmup_requests + sc.workload.requests;
-    requests_.reserve(static_cast<std::size_t>(total_requests_));
-    members_.reserve(static_cast<std::size_t>(total_requests_));
     if (opt_.trace) {
       for (std::size_t s = 0; s < streams_.size(); ++s) {
         result_.trace_tracks.push_back(fmt::format("stream {} device", s));
@@ -145,6 +143,9 @@ class CardModel final : public EventTarget {
   }
 
   SimResult run() {
+    requests_.reserve(static_cast<std::size_t>(total_requests_));
+    members_.reserve(static_cast<std::size_t>(total_requests_));
+    latencies_.reserve(static_cast<std::size_t>(sc_.workload.requests));
     start_arrivals();
     sim_.run();
     NPUSIM_CHECK(completed_ == total_requests_);
@@ -855,6 +856,22 @@ class CardModel final : public EventTarget {
 };
 
 }  // namespace
+
+void check_scenario_fits(const Scenario& scenario, const HwSpec& hw) {
+  // Building the model runs every load-time check; nothing is scheduled until run().
+  const auto model = std::make_unique<CardModel>(scenario, hw, SimOptions{});
+}
+
+std::string check_scenario_file(const std::filesystem::path& file,
+                                const std::vector<std::filesystem::path>& hw_dirs) {
+  const Scenario sc = load_scenario(file);
+  const HwSpec hw = load_scenario_hw(sc, hw_dirs);
+  check_scenario_fits(sc, hw);
+  return fmt::format("scenario {}: {} ops on {}, {} stream(s), {} gear(s) up to {}, {} arrivals",
+                     sc.info.name, sc.graph.size(), hw.chip.name, sc.deployment.streams,
+                     sc.deployment.gears.size(), sc.deployment.gears.back(),
+                     arrival_name(sc.workload.arrival));
+}
 
 SimResult simulate(const Scenario& scenario, const HwSpec& hw, const SimOptions& options) {
   auto model = std::make_unique<CardModel>(scenario, hw, options);

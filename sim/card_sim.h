@@ -5,6 +5,7 @@
 // bandwidth, L2, AI CPU cores and the PCIe link. Mechanisms and their choices: docs/scenarios.md.
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -87,6 +88,16 @@ struct SimResult {
   std::vector<std::string> trace_names;
   std::vector<TraceSpan> trace;
 };
+
+/// Checks what can only be checked once the chip is known (core limits, op attributes the
+/// simulator reads: api, recompile, block_dim, dynamic_shape) without running anything.
+/// Throws InputError at the scenario's or graph's file:line.
+void check_scenario_fits(const Scenario& scenario, const HwSpec& hw);
+
+/// Loads a scenario file and its chip and checks that they fit; returns a one-line description
+/// for `npusim validate`. Throws InputError.
+[[nodiscard]] std::string check_scenario_file(const std::filesystem::path& file,
+                                              const std::vector<std::filesystem::path>& hw_dirs);
 
 /// Runs the scenario on `hw`. Deterministic for the scenario's seed. Throws InputError when
 /// the scenario does not fit the chip (core limit above the chip's cores, an attribute of the

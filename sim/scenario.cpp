@@ -229,6 +229,7 @@ Scenario read_scenario(const TomlFile& doc, const fs::path& file) {
     TableReader s = root.sub_table("scenario");
     sc.info.name = s.optional_string("name").value_or(file.stem().string());
     sc.info.hw = s.string("hw");
+    sc.info.hw_pos = s.value_pos("hw");
     if (s.has("overlay") && s.table().get("overlay")->is_array()) {
       for (const auto& o : s.string_array("overlay")) sc.info.overlays.push_back(o);
     } else if (auto o = s.optional_string("overlay")) {
@@ -432,6 +433,19 @@ const std::vector<std::string>& scenario_keys() {
     return out;
   }();
   return keys;
+}
+
+HwSpec load_scenario_hw(const Scenario& sc, const std::vector<fs::path>& hw_dirs) {
+  fs::path chip = relative_to(sc.file.parent_path(), sc.info.hw);
+  std::vector<fs::path> overlays(sc.info.overlays.begin(), sc.info.overlays.end());
+  if (!fs::is_regular_file(chip)) {
+    try {
+      chip = resolve_hw_spec(sc.info.hw, hw_dirs);
+    } catch (const InputError& e) {
+      throw InputError(sc.info.hw_pos, "[scenario].hw: " + e.detail());
+    }
+  }
+  return load_hw_spec(chip, overlays);
 }
 
 Scenario load_scenario(const fs::path& file, const std::vector<std::string>& sets) {

@@ -12,6 +12,7 @@
 
 #include "model/error.h"
 #include "model/graph.h"
+#include "model/hw_spec.h"
 #include "sim/event_queue.h"
 
 namespace npusim::sim {
@@ -64,6 +65,7 @@ struct ScenarioInfo {
   std::string hw;                     ///< chip name or path
   std::vector<std::string> overlays;  ///< hw overlay files (resolved against the scenario folder)
   std::uint64_t seed = 1;
+  SourcePos hw_pos;  ///< the `hw` value, for errors found when the chip is looked up
 };
 
 /// [deployment]
@@ -112,6 +114,12 @@ struct Scenario {
 /// malformed or unknown override (naming the accepted keys) or an override of the wrong type.
 [[nodiscard]] Scenario load_scenario(const std::filesystem::path& file,
                                      const std::vector<std::string>& sets = {});
+
+/// Loads the scenario's chip with its overlays: `hw` is a path (relative to the scenario's
+/// folder or the working directory) or a chip name searched in `hw_dirs`. An unknown chip is an
+/// InputError at the scenario's `hw` line.
+[[nodiscard]] HwSpec load_scenario_hw(const Scenario& scenario,
+                                      const std::vector<std::filesystem::path>& hw_dirs);
 
 /// Every key a scenario accepts, as "section.key" (for --set, documentation and tests).
 [[nodiscard]] const std::vector<std::string>& scenario_keys();

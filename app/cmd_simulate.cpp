@@ -1,0 +1,86 @@
+// `npusim simulate SCENARIO [--set k=v]... [--json] [--trace FILE]`: one card serving the
+// scenario's traffic; a five-second text summary, or JSON, and optionally the timeline as a
+// Chrome trace.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/common.h"
+#include "model/error.h"
+#include "sim/card_sim.h"
+#include "sim/report.h"
+#include "sim/scenario.h"
+
+namespace npusim::app {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SimulateArgs {
+  std::string scenario;
+  std::vector<std::string> sets;
+  bool json = false;
+  std::string trace;
+  std::size_t trace_max_spans = 500'000;
+};
+
+// A scenario is a path, or the name of a bundled one ("default" -> scenarios/default.toml).
+fs::path resolve_scenario(const std::string& given) {
+  std::error_code ec;
+  if (fs::is_regular_file(given, ec)) return given;
+  if (given.find('/') == std::string::npos) {
+    const std::string file = fs::path(given).extension() == ".toml" ? given : given + ".toml";
+    for (const fs::path& d : data_dirs()) {
+      if (fs::is_regular_file(d / "scenarios" / file, ec)) return d / "scenarios" / file;
+    }
+  }
+  throw InputError({given, 0, 0}, "no such scenario file (nor a bundled scenario of that name)");
+}
+
+void run(const SimulateArgs& a) {
+  const sim::Scenario sc = sim::load_scenario(resolve_scenario(a.scenario), a.sets);
+  const HwSpec hw = sim::load_scenario_hw(sc, hw_spec_dirs());
+  sim::SimOptions opt;
+  opt.trace = !a.trace.empty();
+  opt.trace_max_spans = a.trace_max_spans;
+  const sim::SimResult r = sim::simulate(sc, hw, opt);
+  if (opt.trace) {
+    if (r.trace.size() >= opt.trace_max_spans) {
+      warn(fmt::format("the trace stops after {} spans (--trace-max-spans)", opt.trace_max_spans));
+    }
+    write_output_file(a.trace, sim::trace_to_json(r));
+  }
+  std::cout << (a.json ? sim::result_to_json(r) : sim::result_to_text(r)) << std::flush;
+}
+
+}  // namespace
+
+void register_simulate(CLI::App& app) {
+  auto args = std::make_shared<SimulateArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "simulate",
+      "Simulate one card serving a scenario's traffic: QPS, latency percentiles, utilisation, "
+      "cards needed");
+  cmd->add_option("scenario", args->scenario,
+                  "scenario file, or the name of a bundled one (e.g. default)")
+      ->required();
+  cmd->add_option("--set", args->sets,
+                  "override a scenario value: section.key=value (repeatable), e.g. "
+                  "--set deployment.streams=4");
+  cmd->add_flag("--json", args->json, "print the result as JSON");
+  cmd->add_option("--trace", args->trace,
+                  "write the timeline as Chrome-trace JSON (chrome://tracing, Perfetto, "
+                  "MindStudio Insight)");
+  cmd->add_option("--trace-max-spans", args->trace_max_spans,
+                  "stop recording the timeline after this many spans")
+      ->capture_default_str();
+  cmd->callback([args] { run(*args); });
+}
+
+}  // namespace npusim::app
