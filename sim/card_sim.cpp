@@ -234,7 +234,12 @@ class CardModel final : public EventTarget {
           break;
       }
       try {
-        info.dynamic = d.attr_bool("dynamic_shape", d.kind->role == OpRole::kDynamicShape);
+        // Dynamic shape as the op model judges it (a host part on a device op is the shape
+        // round trip, e.g. Where with one input, Unique), unless the graph says otherwise.
+        const bool model_dynamic =
+            info.unit != Unit::kHost && d.kind->role == OpRole::kDynamicShape &&
+            predict(d, hw_, CoreBudget{}, PredictContext{}).critical_path.host_us > 0;
+        info.dynamic = d.attr_bool("dynamic_shape", model_dynamic);
         const std::string api(d.attr("api").value_or("aclnn"));
         if (api == "aclnn") {
           info.launch_ns = us_to_ns(hw_.host.launch_aclnn_us);
