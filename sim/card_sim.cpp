@@ -56,7 +56,7 @@ struct Timing {
   TimeNs compute_ns = 0;  // device time outside the memory phase
   TimeNs memory_ns = 0;   // the memory phase when alone
   double hbm_bytes = 0;   // bytes the memory phase moves through the shared HBM
-  double working_set = 0;  // bytes the op touches (L2 contention)
+  double bytes_in = 0;    // bytes the op reads (the graph's working set in L2)
   TimeNs host_ns = 0;     // host ops: their whole time on the host thread
   int cube = 0;           // cores held
   int vector = 0;
@@ -307,15 +307,18 @@ class CardModel final : public EventTarget {
       const double device_us = std::max(0.0, c.duration_us - host_us);
       const double memory_us = std::clamp(c.critical_path.memory_us, 0.0, device_us);
       const TimeNs memory_ns = us_to_ns(memory_us);
-      t.working_set = c.bytes_in + c.bytes_out;
+      t.bytes_in = c.bytes_in;
+      const double hit = ctx.l2_hit_ratio >= 0 ? ctx.l2_hit_ratio : hw_.memory.l2_hit_ratio_default;
       if (info.unit == Unit::kHost) {
         t.host_ns = us_to_ns(c.duration_us);
       } else {
         t.memory_ns = memory_ns;
         t.compute_ns = us_to_ns(device_us) - memory_ns;
-        // Bytes a lone op moves faster than HBM allows are L2 hits: only what HBM could carry
-        // in the memory phase is shared, so a lone op keeps exactly its predicted time.
-        t.hbm_bytes = std::min(t.working_set, capacity_bytes_per_ns() * static_cast<double>(memory_ns));
+        // What goes through HBM: reads that miss L2 and all writes (the op model's chip
+        // bandwidth term), capped at what HBM carries in the memory phase so a lone op keeps
+        // exactly its predicted time.
+        t.hbm_bytes = std::min(c.bytes_in * (1 - hit) + c.bytes_out,
+                               capacity_bytes_per_ns() * static_cast<double>(memory_ns));
       }
       const int bd = std::max(1, c.block_dim);
       if (info.unit == Unit::kCube || info.unit == Unit::kMix) t.cube = std::min(bd, cube);
@@ -328,6 +331,30 @@ class CardModel final : public EventTarget {
   }
 
   [[nodiscard]] double capacity_bytes_per_ns() const { return hw_.hbm_bytes_per_us() / 1e3; }
+
+  // The L2 model. Between batches a stream re-reads the same weights and tables, and each op
+  // reads what the op before it just wrote, so a stream's reads stay in L2 as long as the
+  // working sets of all streams running a batch fit: the hit ratio is
+  // min(1, L2 bytes / sum of the running streams' working sets), where a stream's working set is
+  // the bytes its graph reads per batch at its gear. More streams -> more working sets -> they
+  // flush each other's lines, and memory-bound ops slow down. Quantised down to 1/kL2Buckets.
+  double graph_working_set(std::uint32_t gi) {
+    if (graph_ws_.empty()) graph_ws_.assign(sc_.deployment.gears.size(), -1.0);
+    double& ws = graph_ws_[gi];
+    if (ws < 0) {
+      ws = 0;
+      for (std::size_t op = 0; op < ops_.size(); ++op) {
+        if (ops_[op].unit == Unit::kHost || ops_[op].unit == Unit::kAicpu) continue;
+        ws += timing(op, gi, cube_.cap(), vector_.cap(), kL2Buckets).bytes_in;
+      }
+    }
+    return ws;
+  }
+
+  [[nodiscard]] int l2_bucket() const {
+    if (active_ws_ <= hw_.chip.l2_bytes) return kL2Buckets;
+    return static_cast<int>(std::floor(hw_.chip.l2_bytes / active_ws_ * kL2Buckets));
+  }
 
   // ---- arrivals and batching -------------------------------------------------------------
 
@@ -477,6 +504,7 @@ class CardModel final : public EventTarget {
     st = Stream{};
     st.batch = b;
     batches_[static_cast<std::size_t>(b)].start_ns = sim_.now();
+    active_ws_ += graph_working_set(batches_[static_cast<std::size_t>(b)].gear_idx);
     streams_busy_.add(sim_.now(), 1);
     pump_host(s);
   }
@@ -572,20 +600,8 @@ class CardModel final : public EventTarget {
     const OpInfo& info = ops_[op];
     const std::uint32_t gi = batches_[static_cast<std::size_t>(st.batch)].gear_idx;
     const int si = static_cast<int>(s);
-    int l2 = -1;
-    const Timing* want = &timing(op, gi, cube_.cap(), vector_.cap(), -1);
-    // L2: when the working sets of the ops running on the other streams push the total past
-    // L2, the hit ratio falls in proportion (a lone op keeps the spec's default).
-    if (running_ws_ > 0 && want->working_set > 0) {
-      const double l2_bytes = hw_.chip.l2_bytes;
-      const double own = want->working_set;
-      const double factor = std::min(1.0, std::max(l2_bytes, own) / (own + running_ws_));
-      if (factor < 1.0) {
-        const double hit = hw_.memory.l2_hit_ratio_default * factor;
-        l2 = static_cast<int>(std::lround(hit * kL2Buckets));
-        want = &timing(op, gi, cube_.cap(), vector_.cap(), l2);
-      }
-    }
+    const int l2 = l2_bucket();
+    const Timing* want = &timing(op, gi, cube_.cap(), vector_.cap(), l2);
     const int gc = want->cube > 0 ? cube_.grantable(si, want->cube) : 0;
     const int gv = want->vector > 0 ? vector_.grantable(si, want->vector) : 0;
     if ((want->cube > 0 && gc == 0) || (want->vector > 0 && gv == 0)) return false;
@@ -601,7 +617,6 @@ class CardModel final : public EventTarget {
     st.device_busy = true;
     st.running = t;
     st.op_start_ns = now;
-    running_ws_ += t->working_set;
     device_busy_.add(now, 1);
     (void)info;
     if (t->memory_ns > 0 && t->hbm_bytes > 0) {
@@ -625,8 +640,6 @@ class CardModel final : public EventTarget {
       vector_.release(static_cast<int>(s), st.held_vector, now);
       st.held_cube = 0;
       st.held_vector = 0;
-      running_ws_ -= st.running->working_set;
-      if (running_ws_ < 1.0) running_ws_ = 0;  // absorb rounding of the running sum
     }
     st.device_busy = false;
     device_busy_.add(now, -1);
@@ -659,6 +672,8 @@ class CardModel final : public EventTarget {
     const Batch& batch = batches_[static_cast<std::size_t>(b)];
     const TimeNs now = sim_.now();
     streams_busy_.add(now, -1);
+    active_ws_ -= graph_working_set(batch.gear_idx);
+    if (active_ws_ < 0.5) active_ws_ = 0;  // absorb rounding of the running sum
     st.batch = -1;
     batch_samples_ += batch.samples;
     batch_gears_ += batch.gear;
@@ -830,7 +845,8 @@ class CardModel final : public EventTarget {
   std::int64_t total_requests_ = 0;
   std::int64_t completed_ = 0;
   std::int64_t arrivals_scheduled_ = 0;  // closed loop: requests already promised
-  double running_ws_ = 0;
+  std::vector<double> graph_ws_;  // per gear: bytes one batch's ops read (-1 = not computed)
+  double active_ws_ = 0;          // sum of graph_ws_ over the streams running a batch
 
   bool measuring_ = false;
   TimeNs measure_start_ns_ = 0;
