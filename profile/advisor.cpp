@@ -392,6 +392,8 @@ void Analyzer::finish_steps() {
 }
 
 void Analyzer::check_type_share() {
+  // With a single op type (a one-kernel run) a share says nothing.
+  if (report_.op_types.size() < 2) return;
   for (const auto& t : report_.op_types) {
     if (t.share <= th_.type_share) continue;
     Finding f;

@@ -11,17 +11,7 @@ namespace {
 // Large enough that a few hundred thousand typical rows need one read; grows for a longer record.
 constexpr std::size_t kBlockBytes = std::size_t{1} << 20;
 
-bool is_trim_char(char c) noexcept { return c == ' ' || c == '\t' || c == '\r' || c == '"'; }
-
 }  // namespace
-
-std::string_view clean_field(std::string_view s) noexcept {
-  std::size_t b = 0;
-  std::size_t e = s.size();
-  while (b < e && is_trim_char(s[b])) ++b;
-  while (e > b && is_trim_char(s[e - 1])) --e;
-  return s.substr(b, e - b);
-}
 
 CsvReader::CsvReader(const std::filesystem::path& file) : file_(file.string()) {
   fp_ = std::fopen(file_.c_str(), "rb");
@@ -136,8 +126,8 @@ bool CsvReader::read_record() {
     // finding the record's end toggling on every quote gives the same answer.
     const void* q = std::memchr(p, '"', avail);
     const std::size_t span = q ? static_cast<std::size_t>(static_cast<const char*>(q) - p) : avail;
-    for (std::size_t i = 0; i < span; ++i) {
-      if (p[i] == '\n') ++newlines_inside;
+    for (const char* nl = p; (nl = static_cast<const char*>(std::memchr(nl, '\n', span - static_cast<std::size_t>(nl - p)))) != nullptr; ++nl) {
+      ++newlines_inside;
     }
     if (q == nullptr) {
       scan = end_;
@@ -160,27 +150,30 @@ void CsvReader::split_fields(char* begin, char* end) {
     if (r < end && *r == '"') {
       ++r;
       for (;;) {
+        // Copy up to the next quote in one move.
+        const void* q = std::memchr(r, '"', static_cast<std::size_t>(end - r));
+        char* stop = q ? static_cast<char*>(const_cast<void*>(q)) : end;
+        const auto n = static_cast<std::size_t>(stop - r);
+        if (w != r) std::memmove(w, r, n);
+        w += n;
+        r = stop;
         if (r >= end) break;  // unterminated at end of record: keep what is there
-        if (*r == '"') {
-          if (r + 1 < end && r[1] == '"') {
-            *w++ = '"';
-            r += 2;
-            continue;
-          }
-          ++r;  // closing quote
-          break;
+        if (r + 1 < end && r[1] == '"') {
+          *w++ = '"';
+          r += 2;
+          continue;
         }
-        *w++ = *r++;
+        ++r;  // closing quote
+        break;
       }
       // Anything between the closing quote and the delimiter (msprof's trailing TAB) is kept
       // and then trimmed by clean_field.
       while (r < end && *r != ',') *w++ = *r++;
     } else {
+      // Fields are short (a few characters): a plain loop beats a memchr call per field.
       r = p;
-      const void* c = std::memchr(r, ',', static_cast<std::size_t>(end - r));
-      char* stop = c ? static_cast<char*>(const_cast<void*>(c)) : end;
-      w = stop;
-      r = stop;
+      while (r < end && *r != ',') ++r;
+      w = r;
     }
     fields_.push_back(clean_field(std::string_view(out_start, static_cast<std::size_t>(w - out_start))));
     if (r >= end) break;

@@ -72,6 +72,13 @@ class CsvReader {
 
 /// Removes surrounding spaces, TABs, CRs and quote characters (msprof writes shapes as
 /// `"""1,2"""`, which plain CSV unquoting leaves as `"1,2"`).
-[[nodiscard]] std::string_view clean_field(std::string_view s) noexcept;
+[[nodiscard]] inline std::string_view clean_field(std::string_view s) noexcept {
+  auto trim = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '"'; };
+  std::size_t b = 0;
+  std::size_t e = s.size();
+  while (b < e && trim(s[b])) ++b;
+  while (e > b && trim(s[e - 1])) --e;
+  return s.substr(b, e - b);
+}
 
 }  // namespace npusim::profile

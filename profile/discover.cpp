@@ -146,7 +146,7 @@ Discovery discover_profiles(const fs::path& path) {
   if (ec) throw InputError({shown, 0, 0}, fmt::format("cannot list the folder: {}", ec.message()));
   for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (ec) break;
-    if (it.depth() > 8) {
+    if (it.depth() > 16) {
       it.disable_recursion_pending();
       continue;
     }

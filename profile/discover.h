@@ -32,7 +32,7 @@ struct Discovery {
   std::vector<std::string> notes;       ///< e.g. "rank_1_ascend_pt: no kernel table, skipped"
 };
 
-/// Finds the profiles under `path` (a file or a folder, searched up to 8 levels deep).
+/// Finds the profiles under `path` (a file or a folder, searched up to 16 levels deep).
 /// A single CSV whose name is not a known one is accepted when its header is a kernel table.
 /// Throws InputError when the path does not exist or nothing usable is found (listing what the
 /// reader looks for).

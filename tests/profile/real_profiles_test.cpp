@@ -202,7 +202,8 @@ TEST_CASE("every real summary and timeline file is read with the MANIFEST's coun
 TEST_CASE("every real profile is found and analysed without error", "[real]") {
   if (!shared_present()) return;
   const auto d = discover_profiles(kShared);
-  CHECK(d.profiles.size() >= 12);
+  // 11 msinsight folders with a kernel table + 2 neo-pan PROF_ folders.
+  CHECK(d.profiles.size() == 13);
   std::vector<Report> reports;
   for (const auto& p : d.profiles) {
     INFO(p.name);
