@@ -177,3 +177,37 @@ TEST_CASE("cards needed is the target traffic over one card's QPS, rounded up",
   REQUIRE(r.p99_met.has_value());
   CHECK(*r.p99_met == (r.latency.p99_ms <= 1.0));
 }
+
+TEST_CASE("a dynamic-shape op holds back the launches after it until the host has synced",
+          "[mechanism][dynamic]") {
+  const npusim::HwSpec hw = npusim::test::chip("ascend910b3");
+  const double l = hw.host.launch_aclnn_us;
+  const double sync = hw.host.dynamic_shape_sync_us;
+  REQUIRE(l < 10.0);  // launches of the first two ops hide behind the first op
+  SECTION("the op after the Where launches after Where + sync") {
+    const SimResult r = run("dynamic_shape.toml");
+    // launch before | before runs | where runs (launched meanwhile) | sync | launch after | after
+    CHECK(r.service_ms_mean == Approx((l + 10 + 30 + sync + l + 10) / 1e3));
+    CHECK(r.aicpu_utilization > 0);
+  }
+  SECTION("declared static, the op after it is launched ahead and runs right after it") {
+    std::string text = npusim::test::read_text(data("scenarios/dynamic_shape.toml"));
+    text.replace(text.find("duration_us = 30.0"), 18, "duration_us = 30.0\nattrs = { dynamic_shape = false }");
+    const SimResult r = npusim::sim::simulate(npusim::test::scenario_from_text(text), hw);
+    CHECK(r.service_ms_mean == Approx((l + 10 + 30 + 10) / 1e3));
+  }
+}
+
+TEST_CASE("AI CPU ops queue for the chip's few AI CPU cores", "[mechanism][aicpu]") {
+  const npusim::HwSpec hw = npusim::test::chip("ascend910b3");
+  const int cores = hw.chip.aicpu_cores;
+  REQUIRE(cores >= 1);
+  REQUIRE(cores < 8);
+  const SimResult r = run("aicpu_pool.toml");
+  REQUIRE(r.requests == 8);
+  // Requests served in rounds of `cores`: round k ends at launch + (k + 1) * 100 us.
+  const int rounds = (8 + cores - 1) / cores;
+  CHECK(r.latency.max_ms == Approx((hw.host.launch_aclnn_us + rounds * 100.0) / 1e3));
+  CHECK(r.latency.p50_ms >= (hw.host.launch_aclnn_us + 100.0) / 1e3 - 1e-9);
+  CHECK(r.aicpu_utilization <= 1.0);
+}

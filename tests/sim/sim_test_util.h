@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -32,6 +33,11 @@ inline sim::Scenario scenario_from_text(const std::string& text,
                                         const std::vector<std::string>& sets = {}) {
   static int counter = 0;
   return sim::load_scenario(write_temp("scenario_" + std::to_string(counter++) + ".toml", text), sets);
+}
+
+inline std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 inline std::filesystem::path data(const std::string& rel) {
