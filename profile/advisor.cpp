@@ -483,6 +483,39 @@ void Analyzer::check_task_wait() {
        "Keep the shapes and attributes of the op stable (bucket or pad the shapes)"},
       {"The device ran ahead of the host: reduce per-op host cost (fewer, larger ops; fused "
        "kernels; graph mode / aclgraph), or check host CPU binding and load"}};
+  // Host compile APIs of api_statistic (opCompile, aclopCompileAndExecute...) back up the
+  // recompilation cause with the host's own measurement.
+  std::vector<ApiStatRow> compile_apis;
+  double compile_only_us = 0;
+  if (src_.api_statistic) {
+    for (auto& a : read_api_statistic(*src_.api_statistic)) {
+      if (a.api.find("Compile") == std::string::npos) continue;
+      // aclopCompileAndExecute includes the execution; only pure compile APIs count as time.
+      if (a.api.find("Execute") == std::string::npos) compile_only_us += a.time_us;
+      compile_apis.push_back(std::move(a));
+    }
+  }
+  auto add_compile_evidence = [&](Finding& f) {
+    for (const auto& a : compile_apis) {
+      f.evidence.push_back({"api_statistic " + a.api, std::nullopt,
+                            fmt::format("{} in {} calls on the host", fmt_us(a.time_us),
+                                        a.count)});
+    }
+  };
+  if (wait_count_[kRecompile] == 0 && compile_only_us > th_.task_wait_us) {
+    Finding f;
+    f.check = "task_wait";
+    f.title = fmt::format("the host compiled ops online for {} (api_statistic)",
+                          fmt_us(compile_only_us));
+    f.time_us = compile_only_us;
+    f.evidence.push_back({"cause", std::nullopt, "recompilation"});
+    add_compile_evidence(f);
+    for (const auto& a : compile_apis) f.ops.push_back(a.api);
+    f.advice = {"Switch to the aclnn API or disable online compilation "
+                "(torch_npu.npu.set_compile_mode(jit_compile=False)) so aclop ops use prebuilt "
+                "binaries"};
+    add_finding(std::move(f));
+  }
   for (int c = 0; c < kCauseCount; ++c) {
     if (wait_count_[c] == 0) continue;
     Finding f;
@@ -501,6 +534,7 @@ void Analyzer::check_task_wait() {
                             fmt::format("waited {} (line {}){}", fmt_us(w), item.line,
                                         item.detail.empty() ? "" : "; " + item.detail)});
     }
+    if (c == kRecompile) add_compile_evidence(f);
     f.advice = kAdvice[c];
     add_finding(std::move(f));
   }

@@ -139,6 +139,12 @@ TEST_CASE("task waits are attributed to their likely causes", "[advisor]") {
   CHECK(rec->ops == std::vector<std::string>{"Cast_1"});
   CHECK(rec->time_us == Approx(100));
   CHECK_THAT(rec->advice.front(), Catch::Contains("aclnn"));
+  // api_statistic's aclopCompileAndExecute backs it up.
+  const auto api = std::find_if(rec->evidence.begin(), rec->evidence.end(), [](const Evidence& e) {
+    return e.key == "api_statistic aclopCompileAndExecute";
+  });
+  REQUIRE(api != rec->evidence.end());
+  CHECK_THAT(api->text, Catch::EndsWith("us in 2 calls on the host"));
   const Finding* cpu = find(r, "task_wait", "after_aicpu");
   REQUIRE(cpu != nullptr);
   CHECK(cpu->ops == std::vector<std::string>{"aclnnMul_MulAiCore_Mul"});
