@@ -1,6 +1,7 @@
 // Rendering of advisor reports: short terminal text, complete JSON, a Markdown ticket.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "profile/advisor.h"
@@ -145,6 +146,11 @@ std::string render_text(const std::vector<Report>& reports) {
   for (const auto& r : reports) {
     out += fmt::format("== {} ({}{})\n", r.profile, r.producer,
                        r.cann_version.empty() ? "" : ", CANN " + r.cann_version);
+    std::string read;
+    for (const auto& f : r.files) {
+      read += (read.empty() ? "" : ", ") + std::filesystem::path(f).filename().string();
+    }
+    out += fmt::format("   read: {}\n", read);
     for (const auto& l : r.layouts) out += fmt::format("   layout: {}\n", l);
     out += fmt::format("   {} compute ops, {}; {} communication ops, {}; task wait {}\n", r.ops,
                        fmt_us(r.total_time_us), r.communication_ops,
@@ -173,12 +179,21 @@ std::string render_text(const std::vector<Report>& reports) {
       for (const auto& e : f.evidence) {
         if (e.number) continue;
         if (++shown > 3) break;
-        out += fmt::format("       {}\n", evidence_text(e));
+        std::string line = evidence_text(e);
+        // Keep the terminal readable: long shape lists are complete in --json and --md.
+        constexpr std::size_t kMaxLine = 200;
+        if (line.size() > kMaxLine) line = line.substr(0, kMaxLine - 3) + "...";
+        out += fmt::format("       {}\n", line);
       }
       if (!f.advice.empty()) out += fmt::format("       try: {}\n", f.advice.front());
     }
     for (const auto& s : r.skipped) {
       out += fmt::format("   skipped {}: {}\n", s.check, s.reason);
+    }
+    if (!r.notes.empty()) {
+      out += fmt::format("   {} note(s) on the input (missing optional columns, skipped rows): "
+                         "see --md or --json\n",
+                         r.notes.size());
     }
   }
   return out;
