@@ -50,6 +50,7 @@ void run(const SimulateArgs& a) {
   opt.trace = !a.trace.empty();
   opt.trace_max_spans = a.trace_max_spans;
   const sim::SimResult r = sim::simulate(sc, hw, opt);
+  for (const std::string& w : r.warnings) warn(w);
   if (opt.trace) {
     if (r.trace.size() >= opt.trace_max_spans) {
       warn(fmt::format("the trace stops after {} spans (--trace-max-spans)", opt.trace_max_spans));

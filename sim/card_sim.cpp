@@ -240,6 +240,13 @@ class CardModel final : public EventTarget {
             info.unit != Unit::kHost && d.kind->role == OpRole::kDynamicShape &&
             predict(d, hw_, CoreBudget{}, PredictContext{}).critical_path.host_us > 0;
         info.dynamic = d.attr_bool("dynamic_shape", model_dynamic);
+        if (!gop.duration_us) {
+          // What the model had to guess about this op, said once per op rather than per batch.
+          const OpCost c = predict(d, hw_, CoreBudget{}, PredictContext{});
+          for (const std::string& w : warning_texts(c.warnings, d.type)) {
+            result_.warnings.push_back(fmt::format("graph op '{}': {}", info.name, w));
+          }
+        }
         const std::string api(d.attr("api").value_or("aclnn"));
         if (api == "aclnn") {
           info.launch_ns = us_to_ns(hw_.host.launch_aclnn_us);

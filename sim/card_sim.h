@@ -84,6 +84,7 @@ struct SimResult {
   std::optional<bool> p99_met;               ///< latency.p99_ms <= target.p99_ms
   std::vector<OpStats> ops;                  ///< in topological order
   std::uint64_t events = 0;                  ///< kernel events processed
+  std::vector<std::string> warnings;         ///< what the op model had to guess, once per op
   std::vector<std::string> trace_tracks;
   std::vector<std::string> trace_names;
   std::vector<TraceSpan> trace;

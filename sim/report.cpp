@@ -65,6 +65,7 @@ std::string result_to_json(const SimResult& r) {
   }
   j["ops"] = std::move(ops);
   j["events"] = r.events;
+  j["warnings"] = r.warnings;
   return j.dump(2) + "\n";
 }
 
