@@ -134,6 +134,11 @@ Discovery discover_profiles(const fs::path& path) {
                        "kernel_details.csv, op_statistic*.csv, task_time_*.csv, "
                        "api_statistic*.csv, pcie_*.csv, msprof_*.json or trace_view.json");
     }
+    if (role != FileRole::kKernel && role != FileRole::kOpStatistic) {
+      throw InputError({shown, 0, 0},
+                       "this file alone holds no per-op times: point at an op_summary / "
+                       "kernel_details / op_statistic file, or at the profile folder");
+    }
     put(s, role, path, d.notes);
     d.profiles.push_back(std::move(s));
     return d;

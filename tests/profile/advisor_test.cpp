@@ -291,3 +291,28 @@ TEST_CASE("a folder of ranks gives one profile per rank", "[advisor][discover]")
   CHECK(r.steps.size() == 2);
   CHECK(r.ops == 6);
 }
+
+TEST_CASE("an op_statistic file alone gives op types and the share check", "[advisor][discover]") {
+  const auto d = discover_profiles(
+      npusim::test::data_dir() +
+      "/profiles/msprof_crafted/PROF_000001_20260101000000000_CRAFTED/mindstudio_profiler_output/"
+      "op_statistic_20260101000000.csv");
+  const Report r = analyze(d.profiles.front(), AnalyzeOptions{});
+  CHECK(r.ops == 12);
+  CHECK(r.total_time_us == Approx(1615));
+  REQUIRE(r.findings.size() == 1);
+  CHECK(r.findings[0].check == "op_type_share");
+  CHECK(r.findings[0].ops == std::vector<std::string>{"ScatterNdUpdate"});
+}
+
+TEST_CASE("a file without per-op times is refused with a pointer to what works", "[discover]") {
+  try {
+    (void)discover_profiles(
+        npusim::test::data_dir() +
+        "/profiles/msprof_crafted/PROF_000001_20260101000000000_CRAFTED/mindstudio_profiler_output/"
+        "task_time_20260101000000.csv");
+    FAIL("no error");
+  } catch (const npusim::InputError& e) {
+    CHECK_THAT(e.detail(), Catch::Contains("holds no per-op times"));
+  }
+}
