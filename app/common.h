@@ -38,5 +38,6 @@ void register_hw(CLI::App& app);
 void register_validate(CLI::App& app);
 void register_simulate(CLI::App& app);
 void register_accuracy(CLI::App& app);
+void register_calibrate(CLI::App& app);
 
 }  // namespace npusim::app

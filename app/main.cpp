@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   npusim::app::register_validate(app);
   npusim::app::register_simulate(app);
   npusim::app::register_accuracy(app);
+  npusim::app::register_calibrate(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -13,7 +13,9 @@ OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const Pred
   const Placement placement = op.placement.value_or(kind.placement);
   if (placement == Placement::kAicpu) return cost::cost_aicpu(op, hw);
   if (placement == Placement::kHost) return cost::cost_host(op, hw);
-  if (kind.family == OpFamily::kAicpu) return cost::cost_aicpu(op, hw);
+  // Where/Unique/NonZero default to the AI CPU; a profile may show them as AI Core kernels
+  // (newer CANN ships AI Core versions), and then they are costed as such below.
+  if (kind.family == OpFamily::kAicpu && !op.placement) return cost::cost_aicpu(op, hw);
 
   PredictContext c = ctx;
   if (c.l2_hit_ratio < 0 && op.attr("l2_hit_ratio")) c.l2_hit_ratio = op.attr_number("l2_hit_ratio", 0);
@@ -30,8 +32,19 @@ OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const Pred
     case OpFamily::kAicpu:
     case OpFamily::kGeneric: plan = cost::plan_generic(op, hw, cores); break;
   }
-  if (kind.family == OpFamily::kGeneric) plan.warnings |= kWarnUnknownOpType;
-  return cost::evaluate(plan, hw, budget, c);
+  if (kind.family == OpFamily::kGeneric) {
+    plan.warnings |= kWarnUnknownOpType;
+  } else {
+    plan.warnings &= ~static_cast<std::uint32_t>(kWarnUnknownOpType);
+  }
+  OpCost cost = cost::evaluate(plan, hw, budget, c);
+  if (kind.role == OpRole::kDynamicShape) {
+    // the output size still has to reach the host before anything after it can launch
+    cost.critical_path.host_us += hw.host.dynamic_shape_sync_us;
+    cost.duration_us += hw.host.dynamic_shape_sync_us;
+    cost.core_time_us = cost.block_dim * cost.duration_us;
+  }
+  return cost;
 }
 
 }  // namespace npusim

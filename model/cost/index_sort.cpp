@@ -62,7 +62,10 @@ KernelPlan plan_index(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
     }
     const double n = static_cast<double>(idx->elements());
     const double rows = outer * n;
-    const double row_bytes = row_elems * ds;
+    double row_bytes = row_elems * ds;
+    // When the profile gives the output, it bounds what was gathered (e.g. Index with one index
+    // tensor per axis gathers single elements, not rows).
+    if (!op.outputs.empty() && rows > 0) row_bytes = std::min(row_bytes, op.outputs[0].bytes() / rows);
     const double out_bytes = rows * row_bytes;
     const std::int64_t tiles = vector_tiles(out_bytes, hw, cores, static_cast<std::int64_t>(rows));
     const double nt = static_cast<double>(tiles);
@@ -110,11 +113,18 @@ KernelPlan plan_index(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
     return p;
   }
   // Scatter: updates rows added/written into the output at indexed rows (atomic per row).
+  // With two or more data tensors the first is the destination updated in place (IndexPut,
+  // ScatterUpdate, ScatterNdUpdate...): it is written at the indexed rows, not read whole.
+  std::size_t data_inputs = 0;
+  for (const auto& t : op.inputs) data_inputs += is_integer(t.dtype) ? 0 : 1;
   const TensorDesc* updates = nullptr;
   const TensorDesc* idx = nullptr;
+  bool skipped_destination = data_inputs < 2;
   for (const auto& t : op.inputs) {
     if (is_integer(t.dtype)) {
       if (!idx || t.elements() > idx->elements()) idx = &t;
+    } else if (!skipped_destination) {
+      skipped_destination = true;
     } else if (!updates || t.elements() >= updates->elements()) {
       updates = &t;
     }

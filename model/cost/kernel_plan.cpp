@@ -51,7 +51,8 @@ std::int64_t vector_tiles(double total_bytes, const HwSpec& hw, int cores,
   return b * loops;
 }
 
-Transfer row_transfer(double rows, double row_bytes, double tiles, const HwSpec& hw) noexcept {
+Transfer row_transfer(double rows, double row_bytes, double tiles, const HwSpec& hw,
+                      bool contiguous) noexcept {
   Transfer t;
   const double block = hw.memory.block_bytes;
   t.bytes = rows * row_bytes / tiles;
@@ -59,8 +60,9 @@ Transfer row_transfer(double rows, double row_bytes, double tiles, const HwSpec&
   // An aligned row set moves as one strided DMA per tile; an unaligned last axis needs a padded
   // DMA per row (DataCopyPad) and moves whole 32-byte blocks (DESIGN.md "32-byte alignment").
   t.padded_bytes = aligned ? t.bytes : rows * round_up(row_bytes, block) / tiles;
-  t.ideal_transfers = 1;
-  t.transfers = aligned ? 1 : std::max(1.0, rows / tiles);
+  const double per_row = std::max(1.0, rows / tiles);
+  t.ideal_transfers = contiguous ? 1 : per_row;
+  t.transfers = (aligned && contiguous) ? 1 : per_row;
   return t;
 }
 
@@ -183,12 +185,14 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
       cp.tail_us;
 
   // The chip's HBM bandwidth caps all cores together (shared with other streams by hbm_share).
-  // Only L2 misses and writes count against it; L2 hits are limited by the per-core rates above
-  // (the chip L2, several times HBM, is not modelled as a shared cap).
+  // Only L2 misses count against it, and writes beyond what the write-back L2 absorbs (its
+  // capacity; the write-back happens later, overlapped with other work). L2 hits are limited by
+  // the per-core rates above (the chip L2, several times HBM, is not modelled as a shared cap).
   const double share = std::clamp(ctx.hbm_share, 1e-6, 1.0);
   const double hbm = hw.hbm_bytes_per_us() * share;
   const double out_total = (plan.out.padded_bytes + plan.fixpipe_bytes) * static_cast<double>(tiles);
-  const double t_chip = (in_total * (1 - h_in) + out_total) / hbm;
+  const double hbm_writes = std::max(0.0, out_total - hw.chip.l2_bytes);
+  const double t_chip = (in_total * (1 - h_in) + hbm_writes) / hbm;
   const double saturation = std::max(0.0, t_chip - t_core);
   cp.memory_us += saturation;
   category[Stage::kMemory] += saturation;

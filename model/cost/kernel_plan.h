@@ -90,9 +90,11 @@ struct KernelPlan {
 /// do: at least min_bytes_per_core per core, then UB-sized loops per core. Returns tiles.
 [[nodiscard]] std::int64_t vector_tiles(double total_bytes, const HwSpec& hw, int cores,
                                         std::int64_t max_parallel) noexcept;
-/// Fills a transfer of `rows` rows of `row_bytes` each, split over `tiles` tiles.
-[[nodiscard]] Transfer row_transfer(double rows, double row_bytes, double tiles,
-                                    const HwSpec& hw) noexcept;
+/// Fills a transfer of `rows` rows of `row_bytes` each, split over `tiles` tiles. Contiguous
+/// aligned rows move as one DMA per tile; rows that are strided in GM (`contiguous` false, e.g.
+/// a slice of the last axis) need one DMA per row even when aligned.
+[[nodiscard]] Transfer row_transfer(double rows, double row_bytes, double tiles, const HwSpec& hw,
+                                    bool contiguous = true) noexcept;
 /// Fills a contiguous transfer of `bytes` split over `tiles` tiles (one DMA per tile).
 [[nodiscard]] Transfer flat_transfer(double bytes, double tiles) noexcept;
 /// Vector cycles for `bytes` of data through the op's passes (one repeat = repeat_bytes).

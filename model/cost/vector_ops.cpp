@@ -91,8 +91,11 @@ KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexc
   const double ds = std::max(in_ds, out_ds);
   const double last = last_dim(out_shape);
   const double rows = e / last;
+  // A scalar operand rides along in a register (Adds/Muls forms): it is no broadcast.
   bool broadcast = false;
-  for (const auto& t : op.inputs) broadcast |= static_cast<double>(t.elements()) != e;
+  for (const auto& t : op.inputs) {
+    broadcast |= t.elements() > 1 && static_cast<double>(t.elements()) != e;
+  }
 
   const std::int64_t tiles =
       vector_tiles(e * ds, hw, cores, broadcast ? static_cast<std::int64_t>(rows) : INT64_MAX);
@@ -373,7 +376,9 @@ KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noe
       break;
     }
     case OpRole::kSlice: {
-      p.in = row_transfer(out_e / last_out, last_out * ds, nt, hw);
+      // rows of the slice are strided in the source unless the last axis is kept whole
+      const bool whole_rows = last_out == last_dim(x.shape);
+      p.in = row_transfer(out_e / last_out, last_out * ds, nt, hw, whole_rows);
       p.out = flat_transfer(out_bytes, nt);
       break;
     }

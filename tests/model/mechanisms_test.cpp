@@ -77,6 +77,7 @@ TEST_CASE("a streaming copy on one core is a pipeline of MTE2 and MTE3 tiles plu
 TEST_CASE("the chip's HBM bandwidth caps all cores together", "[mechanism][memory]") {
   HwSpec hw = toy();
   hw.memory.hbm_bandwidth_gbps = 100;  // 100 B/ns for 8 cores that could pull 256 B/ns
+  hw.chip.l2_bytes = 0;                // no write-back L2 to absorb the output
   // 1 MiB in + 1 MiB out at 100 B/ns = 20971.52 ns; head 300 + 16 x 8 = 428; latency 1700.
   const OpCost c = predict(op("TensorMove", "262144", "FLOAT"), hw);
   CHECK(c.block_dim == 8);
@@ -86,6 +87,15 @@ TEST_CASE("the chip's HBM bandwidth caps all cores together", "[mechanism][memor
   half.hbm_share = 0.5;
   const OpCost h = predict(op("TensorMove", "262144", "FLOAT"), hw, {}, half);
   CHECK(h.duration_us == Approx(0.428 + 2 * 20.97152 + 1.7));
+}
+
+TEST_CASE("a write-back L2 absorbs writes up to its capacity", "[mechanism][memory]") {
+  HwSpec hw = toy();
+  hw.memory.hbm_bandwidth_gbps = 100;
+  hw.chip.l2_bytes = 524288;
+  // 1 MiB read + (1 MiB - 0.5 MiB absorbed) written at 100 B/ns = 15728.64 ns
+  const OpCost c = predict(op("TensorMove", "262144", "FLOAT"), hw);
+  CHECK(c.duration_us == Approx(0.428 + 15.72864 + 1.7));
 }
 
 TEST_CASE("reads that hit L2 move at the L2 rate", "[mechanism][memory]") {

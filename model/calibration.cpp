@@ -1,0 +1,316 @@
+#include "model/calibration.h"
+
+#include <fmt/format.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "model/error.h"
+
+namespace npusim {
+
+namespace {
+
+using Ref = double* (*)(HwSpec&);
+
+struct ParamDef {
+  std::string key;
+  double lo;
+  double hi;
+  Ref ref;  // nullptr: a [vector.cycles_per_repeat] class, see cls
+  int cls = -1;
+};
+
+// The plausible ranges are wide on purpose: they stop a fit at physically absurd values, and the
+// prior (the spec) does the gentle pulling.
+const std::vector<ParamDef>& defs() {
+  static const std::vector<ParamDef> d = [] {
+    std::vector<ParamDef> v = {
+        {"cube.efficiency", 0.2, 1.0, +[](HwSpec& h) { return &h.cube.efficiency; }},
+        {"cube.transposed_a_efficiency", 0.2, 1.0,
+         +[](HwSpec& h) { return &h.cube.transposed_a_efficiency; }},
+        {"cube.nd2nz_load_factor", 0.2, 1.0, +[](HwSpec& h) { return &h.cube.nd2nz_load_factor; }},
+        {"cube.gm_to_l1_bytes_per_cycle", 16, 512,
+         +[](HwSpec& h) { return &h.cube.gm_to_l1_bytes_per_cycle; }},
+        {"cube.fixpipe_bytes_per_cycle", 16, 512,
+         +[](HwSpec& h) { return &h.cube.fixpipe_bytes_per_cycle; }},
+        {"vector.api_overhead_cycles", 1, 2000,
+         +[](HwSpec& h) { return &h.vector.api_overhead_cycles; }},
+        {"vector.scalar_cycles_per_element", 0.25, 200,
+         +[](HwSpec& h) { return &h.vector.scalar_cycles_per_element; }},
+        {"vector.scalar_cycles_per_index", 1, 2000,
+         +[](HwSpec& h) { return &h.vector.scalar_cycles_per_index; }},
+        {"memory.hbm_efficiency", 0.1, 1.0, +[](HwSpec& h) { return &h.memory.hbm_efficiency; }},
+        {"memory.gm_read_bytes_per_cycle", 2, 256,
+         +[](HwSpec& h) { return &h.memory.gm_read_bytes_per_cycle; }},
+        {"memory.l2_read_bytes_per_cycle", 8, 512,
+         +[](HwSpec& h) { return &h.memory.l2_read_bytes_per_cycle; }},
+        {"memory.gm_write_bytes_per_cycle", 2, 256,
+         +[](HwSpec& h) { return &h.memory.gm_write_bytes_per_cycle; }},
+        {"memory.read_latency_cycles", 10, 10000,
+         +[](HwSpec& h) { return &h.memory.read_latency_cycles; }},
+        {"memory.write_latency_cycles", 10, 10000,
+         +[](HwSpec& h) { return &h.memory.write_latency_cycles; }},
+        {"memory.mte2_setup_cycles", 1, 5000, +[](HwSpec& h) { return &h.memory.mte2_setup_cycles; }},
+        {"memory.mte3_setup_cycles", 1, 5000, +[](HwSpec& h) { return &h.memory.mte3_setup_cycles; }},
+        {"overhead.launch_cycles", 10, 20000, +[](HwSpec& h) { return &h.overhead.launch_cycles; }},
+        {"overhead.per_block_cycles", 0.5, 2000,
+         +[](HwSpec& h) { return &h.overhead.per_block_cycles; }},
+        {"overhead.conflict_coefficient", 0.01, 1.0,
+         +[](HwSpec& h) { return &h.overhead.conflict_coefficient; }},
+        {"aicpu.dispatch_us", 0.5, 500, +[](HwSpec& h) { return &h.aicpu.dispatch_us; }},
+        {"aicpu.ns_per_element", 0.01, 100, +[](HwSpec& h) { return &h.aicpu.ns_per_element; }},
+    };
+    for (std::size_t c = 0; c < kVectorClassCount; ++c) {
+      v.push_back({std::string("vector.cycles_per_repeat.") +
+                       vector_class_name(static_cast<VectorClass>(c)),
+                   0.25, 400, nullptr, static_cast<int>(c)});
+    }
+    return v;
+  }();
+  return d;
+}
+
+double* ref_of(HwSpec& hw, const ParamDef& d) {
+  if (d.ref) return d.ref(hw);
+  return &hw.vector.cycles_per_repeat[static_cast<std::size_t>(d.cls)];
+}
+
+const ParamDef* find_def(const std::string& key) {
+  for (const auto& d : defs()) {
+    if (d.key == key) return &d;
+  }
+  return nullptr;
+}
+
+std::uint64_t fnv1a(std::string_view s, std::uint64_t seed) {
+  std::uint64_t h = 1469598103934665603ULL ^ (seed * 0x9E3779B97F4A7C15ULL);
+  for (const char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  // final avalanche so nearby keys spread over [0, 1)
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  return h;
+}
+
+double unit(std::uint64_t h) { return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0); }
+
+std::string shape_key(const Sample& s) {
+  std::string k = s.op.type;
+  for (const auto& t : s.op.inputs) {
+    k += '|';
+    k += dtype_name(t.dtype);
+    for (auto d : t.shape) k += fmt::format(",{}", d);
+  }
+  return k;
+}
+
+}  // namespace
+
+std::vector<FittedParam> calibration_parameters(const HwSpec& hw) {
+  std::vector<FittedParam> out;
+  HwSpec copy = hw;
+  for (const auto& d : defs()) {
+    FittedParam p;
+    p.key = d.key;
+    p.prior = p.value = *ref_of(copy, d);
+    p.lo = std::min(d.lo, p.prior);
+    p.hi = std::max(d.hi, p.prior);
+    out.push_back(p);
+  }
+  return out;
+}
+
+bool set_param(HwSpec& hw, const std::string& key, double value) {
+  const ParamDef* d = find_def(key);
+  if (!d) return false;
+  *ref_of(hw, *d) = value;
+  return true;
+}
+
+double get_param(const HwSpec& hw, const std::string& key) {
+  const ParamDef* d = find_def(key);
+  NPUSIM_CHECK(d != nullptr);
+  HwSpec copy = hw;
+  return *ref_of(copy, *d);
+}
+
+CalibrationResult calibrate(const std::vector<Sample>& samples, const std::vector<std::size_t>& fit,
+                            const HwSpec& prior, const CalibrationOptions& opt) {
+  CalibrationResult res;
+  res.params = calibration_parameters(prior);
+  const std::size_t np_all = res.params.size();
+  std::vector<std::size_t> rows;
+  for (const std::size_t i : fit) {
+    if (samples.at(i).measured_us > 0) rows.push_back(i);
+  }
+  const auto n = static_cast<Eigen::Index>(rows.size());
+  const double c = opt.robust_scale;
+  const double inv_var = 1.0 / (opt.prior_sigma * opt.prior_sigma);
+
+  auto spec_at = [&](const Eigen::VectorXd& u, const std::vector<std::size_t>& active) {
+    HwSpec h = prior;
+    for (std::size_t a = 0; a < active.size(); ++a) {
+      const FittedParam& p = res.params[active[a]];
+      set_param(h, p.key, p.prior * std::exp(u[static_cast<Eigen::Index>(a)]));
+    }
+    return h;
+  };
+  auto residuals = [&](const HwSpec& h) {
+    Eigen::VectorXd r(n);
+    for (Eigen::Index k = 0; k < n; ++k) {
+      const Sample& s = samples[rows[static_cast<std::size_t>(k)]];
+      const double pred = std::max(predict_sample(s, h).predicted_us, 1e-6);
+      r[k] = std::log(pred / s.measured_us);
+    }
+    return r;
+  };
+  auto cost_of = [&](const Eigen::VectorXd& r, const Eigen::VectorXd& u) {
+    double cst = 0;
+    for (Eigen::Index k = 0; k < r.size(); ++k) cst += 0.5 * c * c * std::log1p((r[k] / c) * (r[k] / c));
+    return cst + 0.5 * inv_var * u.squaredNorm();
+  };
+
+  // Which parameters do the fit rows constrain at all? (a step of 10 % must move a prediction)
+  std::vector<std::size_t> all(np_all);
+  std::iota(all.begin(), all.end(), 0);
+  const Eigen::VectorXd r0 = residuals(prior);
+  std::vector<std::size_t> active;
+  for (std::size_t j = 0; j < np_all; ++j) {
+    Eigen::VectorXd u = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(np_all));
+    u[static_cast<Eigen::Index>(j)] = std::log(1.1);
+    const Eigen::VectorXd rj = residuals(spec_at(u, all));
+    if ((rj - r0).cwiseAbs().maxCoeff() > 1e-4) active.push_back(j);
+  }
+  for (const std::size_t j : active) res.params[j].identified = true;
+  const auto na = static_cast<Eigen::Index>(active.size());
+  Eigen::VectorXd lo(na), hi(na);
+  for (Eigen::Index a = 0; a < na; ++a) {
+    const FittedParam& p = res.params[active[static_cast<std::size_t>(a)]];
+    lo[a] = std::log(p.lo / p.prior);
+    hi[a] = std::log(p.hi / p.prior);
+  }
+
+  Eigen::VectorXd u = Eigen::VectorXd::Zero(na);
+  Eigen::VectorXd r = r0;
+  double cost = cost_of(r, u);
+  res.initial_cost = cost;
+  double mu = 1e-2;
+  const double h_step = 0.02;
+  Eigen::MatrixXd jtwj(na, na);
+  for (int it = 0; it < opt.max_iterations && na > 0 && n > 0; ++it) {
+    res.iterations = it + 1;
+    Eigen::MatrixXd jac(n, na);
+    for (Eigen::Index a = 0; a < na; ++a) {
+      Eigen::VectorXd up = u;
+      up[a] += h_step;
+      jac.col(a) = (residuals(spec_at(up, active)) - r) / h_step;
+    }
+    Eigen::VectorXd w(n);
+    for (Eigen::Index k = 0; k < n; ++k) w[k] = 1.0 / (1.0 + (r[k] / c) * (r[k] / c));
+    jtwj = jac.transpose() * w.asDiagonal() * jac;
+    jtwj.diagonal().array() += inv_var;
+    const Eigen::VectorXd grad = jac.transpose() * (w.asDiagonal() * r) + inv_var * u;
+    bool improved = false;
+    for (int tries = 0; tries < 10 && !improved; ++tries) {
+      Eigen::MatrixXd a_mat = jtwj;
+      a_mat.diagonal() += mu * jtwj.diagonal();
+      const Eigen::VectorXd delta = a_mat.ldlt().solve(-grad);
+      const Eigen::VectorXd un = (u + delta).cwiseMax(lo).cwiseMin(hi);
+      const Eigen::VectorXd rn = residuals(spec_at(un, active));
+      const double cn = cost_of(rn, un);
+      if (cn < cost) {
+        improved = true;
+        const double rel = (cost - cn) / std::max(cost, 1e-12);
+        u = un;
+        r = rn;
+        cost = cn;
+        mu = std::max(mu / 3, 1e-7);
+        if (rel < 1e-6) it = opt.max_iterations;
+      } else {
+        mu *= 4;
+      }
+    }
+    if (!improved) break;
+  }
+  res.final_cost = cost;
+  res.fitted = spec_at(u, active);
+  // Uncertainty in log space from the robust curvature, scaled by the residual variance.
+  double s2 = 0;
+  for (Eigen::Index k = 0; k < n; ++k) s2 += r[k] * r[k] / (1.0 + (r[k] / c) * (r[k] / c));
+  s2 /= std::max<double>(1.0, static_cast<double>(n - na));
+  Eigen::MatrixXd cov = na > 0 ? Eigen::MatrixXd(jtwj.inverse() * s2) : Eigen::MatrixXd();
+  for (Eigen::Index a = 0; a < na; ++a) {
+    FittedParam& p = res.params[active[static_cast<std::size_t>(a)]];
+    p.value = p.prior * std::exp(u[a]);
+    p.rel_sigma = std::sqrt(std::max(0.0, cov(a, a)));
+  }
+  return res;
+}
+
+void split_samples(const std::vector<Sample>& samples, SplitKind kind, double holdout_fraction,
+                   std::uint64_t seed, std::vector<std::size_t>& fit,
+                   std::vector<std::size_t>& holdout) {
+  fit.clear();
+  holdout.clear();
+  if (kind == SplitKind::kFile) {
+    std::map<std::string, bool> held;
+    for (const auto& s : samples) held.emplace(s.group, false);
+    for (auto& [g, h] : held) h = unit(fnv1a(g, seed)) < holdout_fraction;
+    // at least one group on each side when there are two or more
+    if (held.size() >= 2) {
+      const bool any_held = std::any_of(held.begin(), held.end(), [](auto& kv) { return kv.second; });
+      const bool any_fit = std::any_of(held.begin(), held.end(), [](auto& kv) { return !kv.second; });
+      if (!any_held) held.rbegin()->second = true;
+      if (!any_fit) held.begin()->second = false;
+    }
+    // Held-out profiles are tested only on shapes the fit never saw: the same (type, shapes,
+    // dtypes) repeats across ranks and layers, and testing on it would leak.
+    std::set<std::string> fit_keys;
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      if (!held[samples[i].group]) {
+        fit.push_back(i);
+        fit_keys.insert(shape_key(samples[i]));
+      }
+    }
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      if (held[samples[i].group] && fit_keys.count(shape_key(samples[i])) == 0) holdout.push_back(i);
+    }
+    return;
+  }
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const std::string key = kind == SplitKind::kShape ? shape_key(samples[i]) : std::to_string(i);
+    (unit(fnv1a(key, seed)) < holdout_fraction ? holdout : fit).push_back(i);
+  }
+}
+
+std::string overlay_toml(const CalibrationResult& r, const std::vector<std::string>& header_lines,
+                         const std::vector<std::pair<std::string, std::string>>& meta) {
+  std::string s;
+  for (const auto& l : header_lines) s += "# " + l + "\n";
+  s += "\n[meta]\n";
+  for (const auto& [k, v] : meta) s += fmt::format("{} = \"{}\"\n", k, v);
+  std::map<std::string, std::vector<const FittedParam*>> by_section;
+  for (const auto& p : r.params) {
+    if (!p.identified) continue;
+    const auto dot = p.key.rfind('.');
+    by_section[p.key.substr(0, dot)].push_back(&p);
+  }
+  for (const auto& [section, ps] : by_section) {
+    s += fmt::format("\n[{}]\n", section);
+    for (const FittedParam* p : ps) {
+      s += fmt::format("{} = {:.6g}  # prior {:.6g}, fitted ±{:.0f}%\n", p->key.substr(p->key.rfind('.') + 1),
+                       p->value, p->prior, 100 * p->rel_sigma);
+    }
+  }
+  return s;
+}
+
+}  // namespace npusim
