@@ -604,7 +604,6 @@ class CardModel final : public EventTarget {
   bool try_start_on_cores(std::size_t s) {
     Stream& st = streams_[s];
     const std::size_t op = order_[st.completed];
-    const OpInfo& info = ops_[op];
     const std::uint32_t gi = batches_[static_cast<std::size_t>(st.batch)].gear_idx;
     const int si = static_cast<int>(s);
     const int l2 = l2_bucket();
@@ -625,7 +624,6 @@ class CardModel final : public EventTarget {
     st.running = t;
     st.op_start_ns = now;
     device_busy_.add(now, 1);
-    (void)info;
     if (t->memory_ns > 0 && t->hbm_bytes > 0) {
       hbm_.start(t->hbm_bytes, t->hbm_bytes / static_cast<double>(t->memory_ns), s);
     } else {

@@ -454,7 +454,17 @@ Scenario load_scenario(const fs::path& file, const std::vector<std::string>& set
   for (const auto& s : sets) overrides.push_back(parse_override(s));
   for (const auto& o : overrides) apply_override(doc, o);
   try {
-    return read_scenario(doc, file);
+    Scenario sc = read_scenario(doc, file);
+    // Positions kept for checks made once the chip is known: an overridden value's is the
+    // command line, not the line it would have had in the file.
+    const SourcePos cmd{"<command line>", 0, 0};
+    for (const auto& o : overrides) {
+      const std::string key = o.section + "." + o.key;
+      if (key == "scenario.hw") sc.info.hw_pos = cmd;
+      if (key == "deployment.cube_cores_per_stream") sc.deployment.cube_limit_pos = cmd;
+      if (key == "deployment.vector_cores_per_stream") sc.deployment.vector_limit_pos = cmd;
+    }
+    return sc;
   } catch (const InputError& e) {
     // An overridden value has no line in the file: report the defect at the command line.
     for (const auto& o : overrides) {

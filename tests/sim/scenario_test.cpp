@@ -203,3 +203,40 @@ TEST_CASE("batch sizes and arrivals can come from files next to the scenario", "
   CHECK(t.workload.trace[2].batch_size == 4);
   CHECK(t.workload.trace.size() == 3);
 }
+
+TEST_CASE("a scenario's hw overlay next to it changes the chip the run uses", "[scenario]") {
+  npusim::test::write_temp("slow_host.toml", "[host]\nlaunch_aclnn_us = 20.0\n");
+  std::string text = npusim::test::read_text(
+      std::filesystem::path(NPUSIM_SOURCE_DIR) / "scenarios" / "mdc_validation.toml");
+  text.replace(text.find("seed = "), 0, "overlay = \"slow_host.toml\"\n");
+  const Scenario s = npusim::test::scenario_from_text(
+      text, {"workload.requests=1000", "workload.warmup_requests=0"});
+  const npusim::HwSpec hw =
+      npusim::sim::load_scenario_hw(s, {std::filesystem::path(NPUSIM_SOURCE_DIR) / "hw_specs"});
+  CHECK(hw.host.launch_aclnn_us == 20.0);
+  const npusim::sim::SimResult r = npusim::sim::simulate(s, hw);
+  CHECK(r.service_ms_min == Approx((20.0 + 100.0) / 1e3));
+}
+
+TEST_CASE("an unknown chip is reported at the scenario's hw line, or at the command line",
+          "[scenario]") {
+  const std::vector<std::filesystem::path> dirs{std::filesystem::path(NPUSIM_SOURCE_DIR) / "hw_specs"};
+  std::string text = kBase;
+  text.replace(text.find("hw = \"ascend910b3\""), 18, "hw = \"ascend999\"");
+  const Scenario in_file = npusim::test::scenario_from_text(text);
+  try {
+    (void)npusim::sim::load_scenario_hw(in_file, dirs);
+    FAIL("expected an error");
+  } catch (const InputError& e) {
+    CHECK(e.pos().line == 4);
+    CHECK(e.pos().column == 6);
+    CHECK_THAT(e.what(), Catch::Contains("[scenario].hw:"));
+  }
+  const Scenario overridden = npusim::test::scenario_from_text(kBase, {"scenario.hw=ascend999"});
+  try {
+    (void)npusim::sim::load_scenario_hw(overridden, dirs);
+    FAIL("expected an error");
+  } catch (const InputError& e) {
+    CHECK_THAT(e.what(), Catch::StartsWith("<command line>: error: [scenario].hw:"));
+  }
+}
