@@ -240,3 +240,80 @@ TEST_CASE("an unknown chip is reported at the scenario's hw line, or at the comm
     CHECK_THAT(e.what(), Catch::StartsWith("<command line>: error: [scenario].hw:"));
   }
 }
+
+TEST_CASE("every scenario key is documented in docs/scenarios.md", "[scenario]") {
+  const std::string doc =
+      npusim::test::read_text(std::filesystem::path(NPUSIM_SOURCE_DIR) / "docs" / "scenarios.md");
+  for (const std::string& key : npusim::sim::scenario_keys()) {
+    const std::string section = key.substr(0, key.find('.'));
+    const std::string name = key.substr(key.find('.') + 1);
+    INFO(key);
+    if (name == "op") {
+      CHECK_THAT(doc, Catch::Contains("[[graph.op]]"));
+    } else {
+      CHECK_THAT(doc, Catch::Contains("[" + section + "] " + name) ||
+                          Catch::Contains("`" + name + "`"));
+    }
+  }
+}
+
+TEST_CASE("every scenario key is accepted by the loader", "[scenario]") {
+  // One file per arrival kind between them sets every key.
+  npusim::test::write_temp("keys_sizes.txt", "1\n2\n");
+  npusim::test::write_temp("keys_trace.csv", "0\n5\n9\n");
+  npusim::test::write_temp("keys_graph.toml",
+                           "[graph]\nname = \"g\"\n[[graph.op]]\nname = \"a\"\ntype = \"Relu\"\n"
+                           "shapes = \"B,8\"\ndtypes = \"FLOAT16\"\n");
+  const std::string common = R"(
+[scenario]
+name = "keys"
+hw = "ascend910b3"
+overlay = []
+seed = 3
+[graph]
+file = "keys_graph.toml"
+[deployment]
+streams = 2
+cube_cores_per_stream = 4
+vector_cores_per_stream = 8
+max_gear = 4
+batch_window_us = 10
+split_oversize = true
+[target]
+p99_ms = 1
+traffic_qps = 100
+)";
+  const Scenario poisson = npusim::test::scenario_from_text(
+      common + "[workload]\narrival = \"poisson\"\nrate_qps = 10\nrequests = 5\n"
+               "warmup_requests = 1\nbatch_size = \"keys_sizes.txt\"\ninput_bytes_per_sample = 64\n");
+  const Scenario closed = npusim::test::scenario_from_text(
+      common + "[workload]\narrival = \"closed\"\nconcurrency = 2\nrequests = 5\nbatch_size = 3\n");
+  const Scenario trace = npusim::test::scenario_from_text(
+      common + "[workload]\narrival = \"trace\"\ntrace_file = \"keys_trace.csv\"\nbatch_size = 2\n");
+  CHECK(poisson.workload.input_bytes_per_sample == 64);
+  CHECK(closed.workload.concurrency == 2);
+  CHECK(trace.workload.requests == 3);
+  CHECK(poisson.deployment.gears.size() == 4);
+  // and each runs
+  const npusim::HwSpec hw = npusim::test::chip("ascend910b3");
+  for (const Scenario* s : {&poisson, &closed, &trace}) {
+    const npusim::sim::SimResult r = npusim::sim::simulate(*s, hw);
+    CHECK(r.requests == s->workload.requests);
+  }
+}
+
+TEST_CASE("bad lines in size and trace files are reported at their line", "[scenario]") {
+  npusim::test::write_temp("bad_sizes.txt", "1\n2, x\n");
+  npusim::test::write_temp("bad_trace.csv", "0,1\nsoon,2\n");
+  std::string sizes = kBase;
+  sizes.replace(sizes.find("batch_size = { 1 = 3, 8 = 1 }"), 29, "batch_size = \"bad_sizes.txt\"");
+  const auto p = npusim::test::write_temp("uses_bad_sizes.toml", sizes);
+  CHECK_THAT(error_of(p), Catch::Contains("bad_sizes.txt:2:") &&
+                              Catch::Contains("batch size 'x': expected an integer in [1, 1048576]"));
+  std::string trace = kBase;
+  trace.replace(trace.find("arrival = \"poisson\"\nrate_qps = 1000\nrequests = 100"), 50,
+                "arrival = \"trace\"\ntrace_file = \"bad_trace.csv\"");
+  const auto t = npusim::test::write_temp("uses_bad_trace.toml", trace);
+  CHECK_THAT(error_of(t), Catch::Contains("bad_trace.csv:2:1") &&
+                              Catch::Contains("arrival time 'soon': expected microseconds >= 0"));
+}
