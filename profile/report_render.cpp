@@ -138,7 +138,8 @@ std::string render_json(const std::vector<Report>& reports) {
   root["findings"] = findings;
   root["skipped_checks"] = skipped;
   root["profiles"] = profiles;
-  return root.dump(2) + "\n";
+  // Op names come from user files: replace invalid UTF-8 rather than fail.
+  return root.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string render_text(const std::vector<Report>& reports) {

@@ -2,10 +2,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <string>
 #include <vector>
 
+#include "profile/advisor.h"
 #include "profile/columns.h"
+#include "profile/discover.h"
 #include "test_files.h"
 
 using npusim::InputError;
@@ -258,4 +261,24 @@ TEST_CASE("a timeline JSON gives its device task count and AI core clock", "[rea
   CHECK(t.device_tasks == 2);
   REQUIRE(t.aicore_freq_mhz.has_value());
   CHECK(*t.aicore_freq_mhz == 1800);
+}
+
+TEST_CASE("an absurd duration saturates the end time instead of overflowing", "[readers]") {
+  KernelRow r;
+  r.start_ns = 1780000000000000000LL;
+  r.duration_us = 1e300;
+  CHECK(r.end_ns() == std::numeric_limits<std::int64_t>::max());
+  r.duration_us = 1.5;
+  CHECK(r.end_ns() == 1780000000000001500LL);
+}
+
+TEST_CASE("invalid UTF-8 in an op name does not break the JSON report", "[readers]") {
+  npusim::test::TempDir d;
+  const auto p = d.write("op_summary_1.csv",
+                         "Op Name,OP Type,Task Type,Task Start Time(us),Task Duration(us)\n"
+                         "bad\xff\xfename,Add,AI_VECTOR_CORE,100.0,5.0\n"
+                         "ok,Add,AI_VECTOR_CORE,105.0,5.0\n");
+  const auto disc = discover_profiles(p);
+  const auto json = render_json({analyze(disc.profiles.front(), AnalyzeOptions{})});
+  CHECK_THAT(json, Catch::Contains("\"ops\": 2"));
 }
