@@ -171,6 +171,7 @@ class Analyzer {
   std::vector<double> freq_samples_;
   std::vector<std::array<double, 3>> util_samples_;  // cycles, duration, util %
   bool has_wait_column_ = false;
+  std::uint64_t untyped_ = 0;  // compute rows without an op type (Level0)
 };
 
 void Analyzer::add(const KernelRow& row) {
@@ -198,6 +199,7 @@ void Analyzer::add(const KernelRow& row) {
   report_.total_time_us += row.duration_us;
   report_.wait_time_us += row.wait_us;
   const std::string& type = row.type.empty() ? row.name : row.type;
+  if (row.type.empty()) ++untyped_;
 
   auto& t = types_[type];
   if (t.count == 0) {
@@ -392,6 +394,11 @@ void Analyzer::finish_steps() {
 }
 
 void Analyzer::check_type_share() {
+  if (untyped_ > 0 && untyped_ == report_.ops) {
+    skip("op_type_share", "no op types in the profile (profiler Level0 writes N/A): ops are "
+                          "grouped by name");
+    return;
+  }
   // With a single op type (a one-kernel run) a share says nothing.
   if (report_.op_types.size() < 2) return;
   for (const auto& t : report_.op_types) {

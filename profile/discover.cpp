@@ -7,8 +7,6 @@
 #include <system_error>
 
 #include "model/error.h"
-#include "profile/columns.h"
-#include "profile/csv_reader.h"
 
 namespace npusim::profile {
 
@@ -77,13 +75,6 @@ void put(ProfileSource& s, FileRole role, const fs::path& file, std::vector<std:
   }
 }
 
-// A CSV with an unknown name is taken as a kernel table when its header says so.
-bool looks_like_kernel_table(const fs::path& file) {
-  CsvReader r(file);
-  const ColumnMap m(r.header(), r.file(), r.header_line());
-  return m.has(Col::kOpName) && m.has(Col::kDuration) && m.has(Col::kStartTime);
-}
-
 // The name of a profile: the nearest PROF_* or *_ascend_pt ancestor (with the path below it),
 // relative to where the search started.
 std::string profile_name(const fs::path& folder, const fs::path& search_root) {
@@ -125,9 +116,9 @@ Discovery discover_profiles(const fs::path& path) {
     s.folder = path.parent_path();
     s.producer = "file";
     FileRole role = role_of(path);
-    if (role == FileRole::kNone && path.extension() == ".csv" && looks_like_kernel_table(path)) {
-      role = FileRole::kKernel;
-    }
+    // A CSV under another name is read as a kernel table: if it is not one, the reader's error
+    // (wrong delimiter, missing columns listed with the columns found) says what is wrong.
+    if (role == FileRole::kNone && path.extension() == ".csv") role = FileRole::kKernel;
     if (role == FileRole::kNone) {
       throw InputError({shown, 0, 0},
                        "not a profiler file npusim reads: expected op_summary_*.csv, "

@@ -109,3 +109,10 @@ TEST_CASE("graph from-profile on several ranks asks for one, and writes nothing"
   CHECK_THAT(r.err, Catch::Contains("holds 2 profiles"));
   CHECK_FALSE(std::filesystem::exists(out));
 }
+
+TEST_CASE("analyze on a file with the wrong delimiter says so", "[cli][analyze]") {
+  const std::string bad = kData + "/bad/profile_semicolon.csv";
+  const auto r = run_cli("analyze '" + bad + "'");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains(bad + ":1: error: wrong delimiter"));
+}

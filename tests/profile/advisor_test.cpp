@@ -244,6 +244,7 @@ TEST_CASE("checks that need a missing column are skipped and say so", "[advisor]
                        [&](const SkippedCheck& s) { return s.check == check; });
   };
   CHECK(skipped("cube_utilization"));
+  CHECK(skipped("op_type_share"));
   CHECK(skipped("mte2_bound"));
   CHECK(skipped("pcie"));
   CHECK(r.ops == 2);
