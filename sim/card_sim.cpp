@@ -28,6 +28,7 @@ enum Kind : std::uint32_t {
   kMemoryDone,
   kComputeDone,
   kAicpuDone,
+  kPcieOutDone,
 };
 
 // Among events of the same nanosecond, completions run before arrivals and batching windows, so
@@ -88,6 +89,8 @@ struct Stream {
   bool barrier = false;       // a launched dynamic-shape op has not been synced yet
   bool sync_pending = false;  // the host owes a shape round trip for a completed dynamic op
   bool waiting_cores = false;
+  bool output_copying = false;  // the result is on its way back to the host
+  bool output_copied = false;
   const Timing* running = nullptr;
   int held_cube = 0;
   int held_vector = 0;
@@ -120,7 +123,8 @@ class CardModel final : public EventTarget {
         vector_(hw.chip.vector_cores, sc.deployment.streams, sc.deployment.vector_cores_per_stream),
         hbm_(sim_, hw.hbm_bytes_per_us() / 1e3, this, kMemoryDone),
         aicpu_(sim_, std::max(1, hw.chip.aicpu_cores), this, kAicpuDone),
-        pcie_(sim_, 1, this, kPcieDone) {
+        pcie_(sim_, 1, this, kPcieDone),
+        pcie_out_(sim_, 1, this, kPcieOutDone) {
     check_fits();
     build_ops();
     total_requests_ = sc.workload.warmup_requests + sc.workload.requests;
@@ -131,6 +135,8 @@ class CardModel final : public EventTarget {
       }
       pcie_track_ = static_cast<std::uint32_t>(result_.trace_tracks.size());
       result_.trace_tracks.emplace_back("PCIe input copy");
+      pcie_out_track_ = static_cast<std::uint32_t>(result_.trace_tracks.size());
+      result_.trace_tracks.emplace_back("PCIe output copy");
       for (const OpInfo& op : ops_) {
         result_.trace_names.push_back(op.name);
       }
@@ -139,6 +145,8 @@ class CardModel final : public EventTarget {
       result_.trace_names.emplace_back("shape sync");
       pcie_name_ = static_cast<std::uint32_t>(result_.trace_names.size());
       result_.trace_names.emplace_back("input copy");
+      output_name_ = static_cast<std::uint32_t>(result_.trace_names.size());
+      result_.trace_names.emplace_back("output copy");
     }
   }
 
@@ -179,6 +187,9 @@ class CardModel final : public EventTarget {
       case kComputeDone:
       case kAicpuDone:
         on_op_done(static_cast<std::size_t>(payload));
+        break;
+      case kPcieOutDone:
+        on_output_copied(static_cast<std::size_t>(payload));
         break;
       default:
         NPUSIM_CHECK(false);
@@ -339,6 +350,12 @@ class CardModel final : public EventTarget {
 
   [[nodiscard]] double capacity_bytes_per_ns() const { return hw_.hbm_bytes_per_us() / 1e3; }
 
+  // One copy over one direction of the PCIe link: latency + bytes at the achievable rate.
+  [[nodiscard]] TimeNs pcie_ns(double bytes) const {
+    return us_to_ns(hw_.pcie.latency_us +
+                    bytes / (hw_.pcie.bandwidth_gbps * hw_.pcie.efficiency * 1e3));
+  }
+
   // The L2 model. Between batches a stream re-reads the same weights and tables, and each op
   // reads what the op before it just wrote, so a stream's reads stay in L2 as long as the
   // working sets of all streams running a batch fit: the hit ratio is
@@ -480,8 +497,7 @@ class CardModel final : public EventTarget {
     batch.gear_idx = static_cast<std::uint32_t>(g - gears.begin());
     const double bytes = sc_.workload.input_bytes_per_sample * static_cast<double>(batch.gear);
     if (bytes > 0) {
-      const double us = hw_.pcie.latency_us + bytes / (hw_.pcie.bandwidth_gbps * hw_.pcie.efficiency * 1e3);
-      const TimeNs ns = us_to_ns(us);
+      const TimeNs ns = pcie_ns(bytes);
       if (opt_.trace) pcie_spans_pending_.push_back({b, ns});
       pcie_.submit(ns, static_cast<std::uint64_t>(b));
     } else {
@@ -670,12 +686,33 @@ class CardModel final : public EventTarget {
     }
   }
 
+  void on_output_copied(std::size_t s) {
+    Stream& st = streams_[s];
+    const Batch& batch = batches_[static_cast<std::size_t>(st.batch)];
+    // The link serves copies in order, so this one ran for the last `ns` before now.
+    const TimeNs ns =
+        pcie_ns(sc_.workload.output_bytes_per_sample * static_cast<double>(batch.gear));
+    span(pcie_out_track_, output_name_, sim_.now() - ns, ns, st.batch);
+    st.output_copied = true;
+    (void)maybe_finish_batch(s);
+  }
+
   bool maybe_finish_batch(std::size_t s) {
     Stream& st = streams_[s];
     if (st.completed != order_.size() || st.sync_pending || st.host_busy) return false;
     const std::int64_t b = st.batch;
     const Batch& batch = batches_[static_cast<std::size_t>(b)];
     const TimeNs now = sim_.now();
+    // The instance copies the result back before it answers and takes the next batch.
+    const double out_bytes = sc_.workload.output_bytes_per_sample * static_cast<double>(batch.gear);
+    if (out_bytes > 0 && !st.output_copied) {
+      if (!st.output_copying) {
+        st.output_copying = true;
+        const TimeNs ns = pcie_ns(out_bytes);
+        pcie_out_.submit(ns, s);
+      }
+      return false;
+    }
     streams_busy_.add(now, -1);
     active_ws_ -= graph_working_set(batch.gear_idx);
     if (active_ws_ < 0.5) active_ws_ = 0;  // absorb rounding of the running sum
@@ -735,6 +772,7 @@ class CardModel final : public EventTarget {
     vector_.busy().restart(now);
     aicpu_.busy_time().restart(now);
     pcie_.busy_time().restart(now);
+    pcie_out_.busy_time().restart(now);
     in_system_.restart(now);
     device_busy_.restart(now);
     streams_busy_.restart(now);
@@ -751,6 +789,7 @@ class CardModel final : public EventTarget {
     result_.vector_utilization = hw_.chip.vector_cores > 0 ? vector_.busy().area(now) / (span_ns * hw_.chip.vector_cores) : 0;
     result_.aicpu_utilization = aicpu_.busy_time().area(now) / (span_ns * std::max(1, hw_.chip.aicpu_cores));
     result_.pcie_utilization = pcie_.busy_time().area(now) / span_ns;
+    result_.pcie_out_utilization = pcie_out_.busy_time().area(now) / span_ns;
     result_.in_system_mean = in_system_.area(now) / span_ns;
     const double stream_busy = streams_busy_.area(now);
     result_.device_idle_share = stream_busy > 0 ? 1.0 - device_busy_.area(now) / stream_busy : 0;
@@ -840,6 +879,7 @@ class CardModel final : public EventTarget {
   FluidBandwidth hbm_;
   ServerPool aicpu_;
   ServerPool pcie_;
+  ServerPool pcie_out_;
   std::deque<std::size_t> core_waiters_;
   std::deque<std::int64_t> ready_;
   std::vector<Request> requests_;
@@ -875,6 +915,8 @@ class CardModel final : public EventTarget {
   std::vector<std::int64_t> op_count_ = std::vector<std::int64_t>(sc_.graph.size(), 0);
 
   std::uint32_t pcie_track_ = 0;
+  std::uint32_t pcie_out_track_ = 0;
+  std::uint32_t output_name_ = 0;
   std::uint32_t sync_name_ = 0;
   std::uint32_t pcie_name_ = 0;
   std::deque<std::pair<std::int64_t, TimeNs>> pcie_spans_pending_;

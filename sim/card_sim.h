@@ -77,7 +77,8 @@ struct SimResult {
   double cube_utilization = 0;    ///< busy cube cores / cube cores, time-averaged
   double vector_utilization = 0;  ///< busy vector cores / vector cores
   double aicpu_utilization = 0;
-  double pcie_utilization = 0;
+  double pcie_utilization = 0;      ///< host->device link busy share
+  double pcie_out_utilization = 0;  ///< device->host link busy share
   double hbm_bytes_per_us = 0;      ///< achieved HBM traffic over the window
   double device_idle_share = 0;     ///< of stream busy time, the share with no op on the device
   std::optional<std::int64_t> cards_needed;  ///< ceil(target.traffic_qps / qps)

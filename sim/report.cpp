@@ -50,7 +50,8 @@ std::string result_to_json(const SimResult& r) {
   j["utilization"] = ordered_json{{"cube", r6(r.cube_utilization)},
                                   {"vector", r6(r.vector_utilization)},
                                   {"aicpu", r6(r.aicpu_utilization)},
-                                  {"pcie", r6(r.pcie_utilization)}};
+                                  {"pcie", r6(r.pcie_utilization)},
+                                  {"pcie_out", r6(r.pcie_out_utilization)}};
   j["hbm_gbps"] = r6(r.hbm_bytes_per_us / 1e3);
   j["device_idle_share"] = r6(r.device_idle_share);
   j["cards_needed"] = r.cards_needed ? ordered_json(*r.cards_needed) : ordered_json(nullptr);

@@ -37,8 +37,8 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& schema() {
        {"batch_window_us", "cube_cores_per_stream", "gears", "max_gear", "split_oversize",
         "streams", "vector_cores_per_stream"}},
       {"workload",
-       {"arrival", "batch_size", "concurrency", "input_bytes_per_sample", "rate_qps", "requests",
-        "trace_file", "warmup_requests"}},
+       {"arrival", "batch_size", "concurrency", "input_bytes_per_sample", "output_bytes_per_sample",
+        "rate_qps", "requests", "trace_file", "warmup_requests"}},
       {"target", {"p99_ms", "traffic_qps"}},
   };
   return s;
@@ -343,6 +343,7 @@ Scenario read_scenario(const TomlFile& doc, const fs::path& file) {
       (void)w.optional_integer("batch_size", 1, kMaxBatch);
     }
     wl.input_bytes_per_sample = w.optional_number("input_bytes_per_sample", 0, 1e15).value_or(0);
+    wl.output_bytes_per_sample = w.optional_number("output_bytes_per_sample", 0, 1e15).value_or(0);
 
     // A request above the largest gear can only run when it may be split.
     std::int64_t largest = wl.batch_size.max_size();

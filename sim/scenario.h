@@ -89,7 +89,8 @@ struct Workload {
   std::int64_t requests = 0;        ///< measured requests
   std::int64_t warmup_requests = 0;  ///< requests before them, excluded from the metrics
   BatchSizeDist batch_size = BatchSizeDist::fixed(1);
-  double input_bytes_per_sample = 0;  ///< host->device input copy per (padded) sample, bytes
+  double input_bytes_per_sample = 0;   ///< host->device input copy per (padded) sample, bytes
+  double output_bytes_per_sample = 0;  ///< device->host result copy per (padded) sample, bytes
 };
 
 /// [target]

@@ -211,3 +211,17 @@ TEST_CASE("AI CPU ops queue for the chip's few AI CPU cores", "[mechanism][aicpu
   CHECK(r.latency.p50_ms >= (hw.host.launch_aclnn_us + 100.0) / 1e3 - 1e-9);
   CHECK(r.aicpu_utilization <= 1.0);
 }
+
+TEST_CASE("the result copy back to the host is part of the service time", "[mechanism][pcie]") {
+  const npusim::HwSpec hw = npusim::test::chip("ascend910b3");
+  const double bytes_per_us = hw.pcie.bandwidth_gbps * hw.pcie.efficiency * 1e3;
+  const Scenario s = npusim::sim::load_scenario(
+      std::filesystem::path(NPUSIM_SOURCE_DIR) / "scenarios" / "mdc_validation.toml",
+      {"workload.requests=1000", "workload.output_bytes_per_sample=51200"});
+  const SimResult r = npusim::sim::simulate(s, hw);
+  const double copy_us = hw.pcie.latency_us + 51200 / bytes_per_us;
+  CHECK(r.service_ms_min == Approx((hw.host.launch_aclnn_us + 100.0 + copy_us) / 1e3));
+  CHECK(r.service_ms_max == Approx(r.service_ms_min));
+  CHECK(r.pcie_out_utilization > 0);
+  CHECK(r.pcie_utilization == 0);
+}
