@@ -18,7 +18,7 @@ using P = Placement;
 OpKindInfo row(std::string_view type, F family, R role, P placement,
                std::initializer_list<VC> passes = {}, bool int64_vector = false,
                bool compare = false) {
-  OpKindInfo k{type, family, role, placement, {}, 0, int64_vector, compare};
+  OpKindInfo k{type, family, role, placement, {}, 0, int64_vector, compare, false};
   for (VC c : passes) k.passes[k.pass_count++] = c;
   return k;
 }
@@ -55,10 +55,24 @@ std::vector<OpKindInfo> build_table() {
     ew(n, {VC::kBinary}, false, true);
   }
   for (auto n : {"Select", "SelectV2", "MaskedFill"}) ew(n, {VC::kBinary, VC::kBinary});
-  for (auto n : {"Relu", "Abs", "Neg", "Muls", "Adds", "ZerosLike", "OnesLike", "Fill", "Fills",
-                 "LeakyRelu", "Relu6", "LogicalNot", "Square", "Reciprocal", "Sign", "ClipByValue",
-                 "Round", "Floor", "Ceil", "Identity", "ReluGrad"}) {
+  for (auto n : {"Relu", "Abs", "Neg", "Muls", "Adds", "LeakyRelu", "Relu6", "LogicalNot",
+                 "Square", "Reciprocal", "Sign", "ClipByValue", "Round", "Floor", "Ceil", "Identity",
+                 "ReluGrad"}) {
     ew(n, {VC::kUnary});
+  }
+  // Ops that only need their output's shape: the kernel writes, it reads no input data.
+  for (auto n : {"ZerosLike", "OnesLike", "Fill", "Fills", "Range", "Arange", "LinSpace", "Empty"}) {
+    ew(n, {VC::kUnary});
+    t.back().writes_only = true;
+  }
+  for (auto n : {"Sin", "Cos", "Pows", "Atan", "Asin", "Acos", "Tan"}) ew(n, {VC::kTanh});
+  // rotary embedding: x * cos + rotate(x) * sin, with the cos/sin tables broadcast
+  ew("RotaryPositionEmbedding", {VC::kMultiplyAdd, VC::kBinary, VC::kUnary});
+  ew("SwiGluGrad", {VC::kSigmoid, VC::kBinary, VC::kMultiplyAdd, VC::kBinary});
+  // AdamW: two moment updates, bias corrections, sqrt, divide, decay and step
+  for (auto n : {"ApplyAdamWV2", "ApplyAdamWD", "FusedAdamW"}) {
+    ew(n, {VC::kMultiplyAdd, VC::kMultiplyAdd, VC::kTranscendental, VC::kTranscendental,
+           VC::kMultiplyAdd, VC::kBinary});
   }
   for (auto n : {"Div", "RealDiv", "Exp", "Log", "Sqrt", "Rsqrt", "Pow", "DivNoNan", "Log1p",
                  "Expm1", "RsqrtGrad", "SqrtGrad"}) {
@@ -77,7 +91,7 @@ std::vector<OpKindInfo> build_table() {
   }
   for (auto n : {"Erf", "Erfc", "GeluGrad"}) ew(n, {VC::kErf});
   for (auto n : {"SwiGlu", "GeGlu"}) ew(n, {VC::kSigmoid, VC::kBinary});
-  for (auto n : {"Addcmul", "Addcdiv", "Lerp", "ApplyAdamW", "ApplyAdam", "FusedMulAdd"}) {
+  for (auto n : {"Addcmul", "Addcdiv", "Lerp", "ApplyAdam", "FusedMulAdd"}) {
     ew(n, {VC::kMultiplyAdd, VC::kBinary});
   }
 

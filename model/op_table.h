@@ -35,6 +35,7 @@ struct OpKindInfo {
   std::uint8_t pass_count = 0;
   bool int64_vector = false;  ///< has a vector path for int64 (vconv); otherwise scalar fallback
   bool compare = false;       ///< output is BOOL regardless of inputs (Equal, Less, ...)
+  bool writes_only = false;   ///< reads no input data, only writes (ZerosLike, Fill, Range)
 };
 
 /// The row for `type` (exact CANN spelling; also accepts the aclnn-prefixed kernel names and

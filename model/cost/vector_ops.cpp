@@ -89,6 +89,12 @@ KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexc
   for (const auto& t : op.inputs) in_ds = std::max(in_ds, dtype_bytes(t.dtype));
   const double out_ds = dtype_bytes(out_dtype);
   const double ds = std::max(in_ds, out_ds);
+  // ops with several outputs (AdamW writes var, m and v) write all of them
+  double out_bytes_all = e * out_ds;
+  if (op.outputs.size() > 1) {
+    out_bytes_all = 0;
+    for (const auto& t : op.outputs) out_bytes_all += t.bytes();
+  }
   const double last = last_dim(out_shape);
   const double rows = e / last;
   // A scalar operand rides along in a register (Adds/Muls forms): it is no broadcast.
@@ -102,12 +108,14 @@ KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexc
   const double nt = static_cast<double>(tiles);
   const double b = std::min<double>(cores, nt);
   double broadcast_passes = 0;
-  if (!broadcast) {
+  if (kind.writes_only) {
+    p.out = flat_transfer(out_bytes_all, nt);
+  } else if (!broadcast) {
     double in_bytes = 0;
     for (const auto& t : op.inputs) in_bytes += t.bytes();
     p.in = flat_transfer(in_bytes, nt);
     p.in.transfers = p.in.ideal_transfers = static_cast<double>(op.inputs.size());
-    p.out = flat_transfer(e * out_ds, nt);
+    p.out = flat_transfer(out_bytes_all, nt);
   } else {
     // Full-size inputs move row by row; a row-broadcast input (1, L) is loaded once per core; a
     // column-broadcast input (R, 1) is small but needs a broadcast pass over the output.

@@ -1,9 +1,9 @@
-#include <catch2/catch.hpp>
-
 #include "model/op_desc.h"
-#include "model/op_table.h"
 
+#include <catch2/catch.hpp>
 #include <set>
+
+#include "model/op_table.h"
 
 using namespace npusim;
 
@@ -38,7 +38,8 @@ TEST_CASE("every dtype spelling seen in profiles and by hand is accepted", "[op_
     CHECK(parse_dtype(s) == DType::kFloat16);
   }
   for (const char* s : {"DT_BF16", "bf16", "BFLOAT16"}) CHECK(parse_dtype(s) == DType::kBFloat16);
-  for (const char* s : {"FLOAT", "float32", "fp32", "DT_FLOAT"}) CHECK(parse_dtype(s) == DType::kFloat32);
+  for (const char* s : {"FLOAT", "float32", "fp32", "DT_FLOAT"})
+    CHECK(parse_dtype(s) == DType::kFloat32);
   CHECK(parse_dtype("INT64") == DType::kInt64);
   CHECK(parse_dtype("int8") == DType::kInt8);
   CHECK_FALSE(parse_dtype("FLOAT17").has_value());
@@ -100,8 +101,9 @@ TEST_CASE("bad op descriptions give their exact message at the given position", 
   CHECK(error_of(t) == "<test>:3:7: error: shape 0 '4,x': dimension 'x' is not an integer");
   t.input_shapes = "4,4;4,4;4";
   t.input_dtypes = "FLOAT16;FLOAT16";
-  CHECK(error_of(t) == "<test>:3:7: error: inputs: 3 shapes but 2 dtypes; give one dtype per shape "
-                       "(or one for all)");
+  CHECK(error_of(t) ==
+        "<test>:3:7: error: inputs: 3 shapes but 2 dtypes; give one dtype per shape "
+        "(or one for all)");
   t.input_shapes = "4,4";
   t.input_dtypes = "FLOAT17";
   CHECK(error_of(t).rfind("<test>:3:7: error: unknown dtype 'FLOAT17'; accepted: FLOAT16", 0) == 0);

@@ -1,9 +1,9 @@
 // Properties every prediction must have, over every family.
-#include <catch2/catch.hpp>
+#include "model/predict.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 
-#include "model/predict.h"
 #include "tests/model/test_ops.h"
 
 using namespace npusim;
@@ -100,9 +100,10 @@ TEST_CASE("more bytes never cost less time", "[predict][property]") {
   }
 }
 
-TEST_CASE("cutting the core budget below the block dim never speeds an op up, except through "
-          "head overhead",
-          "[predict][property]") {
+TEST_CASE(
+    "cutting the core budget below the block dim never speeds an op up, except through "
+    "head overhead",
+    "[predict][property]") {
   const HwSpec& hw = chip("ascend910b3");
   for (const auto& t : family_cases()) {
     const OpDesc o = op(t);
