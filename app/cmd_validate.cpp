@@ -11,10 +11,10 @@
 
 #include "app/common.h"
 #include "model/error.h"
+#include "model/graph.h"
 #include "model/hw_overlay.h"
 #include "model/hw_spec.h"
 #include "model/toml_reader.h"
-#include "model/graph.h"
 #include "sim/card_sim.h"
 
 namespace npusim::app {
@@ -54,12 +54,14 @@ struct FileKind {
   std::string (*validate)(const fs::path& file);
 };
 
-// Checked in order; the first match decides. Scenario and graph files add one line each here.
+// Checked in order; the first match decides. A new kind of input file adds one line here.
 const FileKind kFileKinds[] = {
     {is_hw_spec, validate_hw_spec},
     {is_hw_overlay, validate_hw_overlay},
-    {[](const toml::table& r) { return r.contains("scenario"); }, [](const fs::path& f) { return sim::check_scenario_file(f, hw_spec_dirs()); }},
-    {[](const toml::table& r) { return r.contains("graph"); }, [](const fs::path& f) { return check_graph_file(f); }},
+    {[](const toml::table& r) { return r.contains("scenario"); },
+     [](const fs::path& f) { return sim::check_scenario_file(f, hw_spec_dirs()); }},
+    {[](const toml::table& r) { return r.contains("graph"); },
+     [](const fs::path& f) { return check_graph_file(f); }},
 };
 
 std::string validate_file(const fs::path& file) {
@@ -72,8 +74,8 @@ std::string validate_file(const fs::path& file) {
     if (kind.matches(doc.root)) return kind.validate(file);
   }
   throw InputError({doc.file, 0, 0},
-                   "unknown file kind, expected a hw spec or an overlay (scenarios and graphs "
-                   "come later)");
+                   "unknown file kind, expected a hw spec ([chip]), an overlay (only hw sections "
+                   "and [meta]), a scenario ([scenario]) or a graph ([graph])");
 }
 
 }  // namespace

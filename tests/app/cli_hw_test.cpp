@@ -130,8 +130,8 @@ TEST_CASE("validate stops at the first bad file after the good ones", "[cli][val
   CHECK(r.exit_code == 2);
   CHECK(r.out == "ok: " + (kHwDir / "ascend910b1.toml").string() + " (hw spec ascend910b1)\n");
   CHECK(r.err == bad("unknown_kind.toml") +
-                     ": error: unknown file kind, expected a hw spec or an overlay (scenarios and "
-                     "graphs come later)\n");
+                     ": error: unknown file kind, expected a hw spec ([chip]), an overlay (only "
+                     "hw sections and [meta]), a scenario ([scenario]) or a graph ([graph])\n");
 }
 
 TEST_CASE("hw and validate print help", "[cli][hw][validate]") {
