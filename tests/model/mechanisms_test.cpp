@@ -89,13 +89,23 @@ TEST_CASE("the chip's HBM bandwidth caps all cores together", "[mechanism][memor
   CHECK(h.duration_us == Approx(0.428 + 2 * 20.97152 + 1.7));
 }
 
-TEST_CASE("a write-back L2 absorbs writes up to its capacity", "[mechanism][memory]") {
+TEST_CASE("operand re-reads hit L2 only while the operands fit in it", "[mechanism][memory][cube]") {
   HwSpec hw = toy();
+  hw.cube.gm_to_l1_bytes_per_cycle = 1e6;  // per-core paths negligible: the chip cap decides
+  hw.cube.l1_to_l0a_bytes_per_cycle = 1e6;
+  hw.cube.l1_to_l0b_bytes_per_cycle = 1e6;
+  hw.cube.fixpipe_bytes_per_cycle = 1e6;
+  hw.cube.nd2nz_load_factor = 1;
   hw.memory.hbm_bandwidth_gbps = 100;
-  hw.chip.l2_bytes = 524288;
-  // 1 MiB read + (1 MiB - 0.5 MiB absorbed) written at 100 B/ns = 15728.64 ns
-  const OpCost c = predict(op("TensorMove", "262144", "FLOAT"), hw);
-  CHECK(c.duration_us == Approx(0.428 + 15.72864 + 1.7));
+  // 2688x256 . 256x256 fp16: 21 tiles each reading A 64 KiB + B 128 KiB = 4128768 B in all;
+  // unique A + B = 1376256 + 131072 = 1507328 B; output 1376256 B.
+  hw.chip.l2_bytes = 1 << 30;  // everything fits: HBM reads only the unique bytes
+  const OpCost fits = predict(op("MatMulV2", "2688,256;256,256", "FLOAT16"), hw);
+  CHECK(fits.duration_us == Approx(0.364 + (1507328 + 1376256) / 100.0 / 1000 + 1.7));
+  hw.chip.l2_bytes = 753664;   // half the unique bytes: half the 2621440 re-read bytes miss
+  const OpCost spills = predict(op("MatMulV2", "2688,256;256,256", "FLOAT16"), hw);
+  CHECK(spills.duration_us ==
+        Approx(0.364 + (1507328 + 0.5 * 2621440 + 1376256) / 100.0 / 1000 + 1.7));
 }
 
 TEST_CASE("reads that hit L2 move at the L2 rate", "[mechanism][memory]") {
