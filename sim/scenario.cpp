@@ -219,7 +219,12 @@ BatchSizeDist read_batch_size(TableReader& w, const fs::path& base_dir) {
                                    toml_type_name(*n)));
 }
 
-Scenario read_scenario(const TomlFile& doc, const fs::path& file) {
+// `overridden`: the "section.key" values that came from --set.
+Scenario read_scenario(const TomlFile& doc, const fs::path& file,
+                       const std::vector<std::string>& overridden) {
+  auto from_cli = [&](const char* key) {
+    return std::find(overridden.begin(), overridden.end(), key) != overridden.end();
+  };
   Scenario sc;
   sc.file = file;
   const fs::path base_dir = file.parent_path();
@@ -298,9 +303,12 @@ Scenario read_scenario(const TomlFile& doc, const fs::path& file) {
     } else {
       w.fail("arrival", fmt::format("unknown arrival '{}'; expected poisson, closed or trace", arrival));
     }
-    // Keys of the other arrival kinds are errors, not silently ignored values.
+    // Keys of the other arrival kinds are errors, not silently ignored values -- except the
+    // file's own when --set switched the arrival kind (the file cannot be edited from there).
+    const bool arrival_switched = from_cli("workload.arrival");
     auto only_for = [&](const char* key, ArrivalKind kind) {
-      if (w.has(key) && wl.arrival != kind) {
+      const bool tolerated = arrival_switched && !from_cli((std::string("workload.") + key).c_str());
+      if (w.has(key) && wl.arrival != kind && !tolerated) {
         w.fail(key, fmt::format("only used with arrival = \"{}\"", arrival_name(kind)));
       }
     };
@@ -455,7 +463,9 @@ Scenario load_scenario(const fs::path& file, const std::vector<std::string>& set
   for (const auto& s : sets) overrides.push_back(parse_override(s));
   for (const auto& o : overrides) apply_override(doc, o);
   try {
-    Scenario sc = read_scenario(doc, file);
+    std::vector<std::string> overridden;
+    for (const auto& o : overrides) overridden.push_back(o.section + "." + o.key);
+    Scenario sc = read_scenario(doc, file, overridden);
     // Positions kept for checks made once the chip is known: an overridden value's is the
     // command line, not the line it would have had in the file.
     const SourcePos cmd{"<command line>", 0, 0};

@@ -317,3 +317,17 @@ TEST_CASE("bad lines in size and trace files are reported at their line", "[scen
   CHECK_THAT(error_of(t), Catch::Contains("bad_trace.csv:2:1") &&
                               Catch::Contains("arrival time 'soon': expected microseconds >= 0"));
 }
+
+TEST_CASE("switching the arrival kind with --set tolerates the file's keys of the old kind",
+          "[scenario]") {
+  const Scenario s = npusim::test::scenario_from_text(
+      kBase, {"workload.arrival=closed", "workload.concurrency=4"});
+  CHECK(s.workload.arrival == ArrivalKind::kClosed);
+  CHECK(s.workload.concurrency == 4);
+  const auto p = npusim::test::write_temp("switch.toml", kBase);
+  CHECK_THAT(error_of(p, {"workload.arrival=closed", "workload.concurrency=4", "workload.rate_qps=5"}),
+             Catch::Contains("--set 'workload.rate_qps=5': [workload].rate_qps: only used with "
+                             "arrival = \"poisson\""));
+  CHECK_THAT(error_of(p, {"workload.concurrency=4"}),
+             Catch::Contains("[workload].concurrency: only used with arrival = \"closed\""));
+}
