@@ -102,12 +102,17 @@ std::uint64_t fnv1a(std::string_view s, std::uint64_t seed) {
 
 double unit(std::uint64_t h) { return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0); }
 
+// (type, input and output shapes, dtypes): a Slice of one input to two different outputs is two
+// different ops.
 std::string shape_key(const Sample& s) {
   std::string k = s.op.type;
-  for (const auto& t : s.op.inputs) {
-    k += '|';
-    k += dtype_name(t.dtype);
-    for (auto d : t.shape) k += fmt::format(",{}", d);
+  for (const auto* ts : {&s.op.inputs, &s.op.outputs}) {
+    k += '>';
+    for (const auto& t : *ts) {
+      k += '|';
+      k += dtype_name(t.dtype);
+      for (auto d : t.shape) k += fmt::format(",{}", d);
+    }
   }
   return k;
 }
