@@ -237,6 +237,7 @@ double TensorDesc::bytes() const noexcept {
 }
 
 std::optional<std::string_view> OpDesc::attr(std::string_view key) const noexcept {
+  if (attrs.empty()) return std::nullopt;
   for (const auto& [k, v] : attrs) {
     if (k == key) return std::string_view(v);
   }

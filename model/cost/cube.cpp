@@ -66,6 +66,7 @@ std::size_t attr_ints(const OpDesc& op, std::string_view key, std::array<std::in
 }
 
 std::optional<bool> transpose_attr(const OpDesc& op, bool first) {
+  if (op.attrs.empty()) return std::nullopt;
   static constexpr std::array<std::string_view, 4> kA{"transpose_x1", "transpose_a", "adj_x1",
                                                       "trans_a"};
   static constexpr std::array<std::string_view, 4> kB{"transpose_x2", "transpose_b", "adj_x2",

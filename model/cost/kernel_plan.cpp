@@ -20,15 +20,19 @@ std::int64_t max_elements(const std::vector<TensorDesc>& ts) noexcept {
   return m;
 }
 
-std::vector<std::int64_t> broadcast_shape(const std::vector<TensorDesc>& ts) noexcept {
+void broadcast_extent(const std::vector<TensorDesc>& ts, double& elements, double& last) noexcept {
   std::size_t rank = 0;
   for (const auto& t : ts) rank = std::max(rank, t.shape.size());
-  std::vector<std::int64_t> out(rank, 1);
-  for (const auto& t : ts) {
-    const std::size_t off = rank - t.shape.size();
-    for (std::size_t i = 0; i < t.shape.size(); ++i) out[off + i] = std::max(out[off + i], t.shape[i]);
+  elements = 1;
+  last = 1;
+  for (std::size_t pos = 0; pos < rank; ++pos) {  // pos counts from the last axis
+    std::int64_t d = 1;
+    for (const auto& t : ts) {
+      if (pos < t.shape.size()) d = std::max(d, t.shape[t.shape.size() - 1 - pos]);
+    }
+    elements *= static_cast<double>(d);
+    if (pos == 0) last = static_cast<double>(d);
   }
-  return out;
 }
 
 double ub_tile_bytes(const HwSpec& hw) noexcept {

@@ -82,8 +82,9 @@ struct KernelPlan {
 }
 /// Elements of the largest tensor in `ts` (0 when empty).
 [[nodiscard]] std::int64_t max_elements(const std::vector<TensorDesc>& ts) noexcept;
-/// Numpy broadcast of the input shapes (the output shape of an elementwise op).
-[[nodiscard]] std::vector<std::int64_t> broadcast_shape(const std::vector<TensorDesc>& ts) noexcept;
+/// Numpy broadcast of the input shapes (the output of an elementwise op): its element count and
+/// last dimension, without allocating.
+void broadcast_extent(const std::vector<TensorDesc>& ts, double& elements, double& last) noexcept;
 /// Bytes a UB tile can hold for one buffer: ub_bytes / ub_buffers, rounded down to 32 B.
 [[nodiscard]] double ub_tile_bytes(const HwSpec& hw) noexcept;
 /// Splits `total_bytes` of streaming work over at most `cores` cores the way CANN's vector tilers

@@ -71,9 +71,13 @@ KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexc
   KernelPlan p;
   p.unit = Placement::kVector;
   const OpKindInfo& kind = *op.kind;
-  const std::vector<std::int64_t> out_shape =
-      !op.outputs.empty() ? op.outputs[0].shape : broadcast_shape(op.inputs);
-  const double e = product(out_shape);
+  double e = 1, last = 1;
+  if (!op.outputs.empty()) {
+    e = product(op.outputs[0].shape);
+    last = last_dim(op.outputs[0].shape);
+  } else {
+    broadcast_extent(op.inputs, e, last);
+  }
   DType out_dtype = !op.outputs.empty() ? op.outputs[0].dtype
                     : kind.compare      ? DType::kBool
                     : op.inputs.empty() ? DType::kFloat16
@@ -95,7 +99,6 @@ KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexc
     out_bytes_all = 0;
     for (const auto& t : op.outputs) out_bytes_all += t.bytes();
   }
-  const double last = last_dim(out_shape);
   const double rows = e / last;
   // A scalar operand rides along in a register (Adds/Muls forms): it is no broadcast.
   bool broadcast = false;
