@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's first command: set up, build in release mode, run the main job on the bundled
-# default — a predict tour of the ops of a recommendation ranking model on an Ascend 910B3.
+# default — simulate scenarios/default.toml (a recommendation coarse-ranking model served on an
+# Ascend 910B3), then a predict tour of the ops that dominate it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
@@ -13,7 +14,8 @@ tour() {
   printf '\n=== %s\n$ npusim predict --hw %s %s\n' "$title" "$hw" "$*"
   "$npusim" predict --hw "$hw" "$@"
 }
-"$npusim" hw show "$hw" | head -n 12
+printf '\n=== simulate the bundled default scenario\n$ npusim simulate scenarios/default.toml\n'
+"$npusim" simulate scenarios/default.toml
 tour "embedding lookup, 400x50 table, 4000 indices per sample, batch 64" \
   --op GatherV2 --shapes "400,50;64,4000;1" --dtypes "FLOAT16;INT64;INT32"
 tour "int64 Equal of (1,4000) against (400,1): no vector path for int64" \
