@@ -167,7 +167,7 @@ class CardModel final : public EventTarget {
         on_arrival(payload);
         break;
       case kWindowExpired:
-        if (open_batch_ >= 0 && static_cast<std::uint64_t>(open_batch_) == payload) flush_open();
+        try_form();
         break;
       case kPcieDone:
         batch_ready(static_cast<std::int64_t>(payload));
@@ -440,7 +440,7 @@ class CardModel final : public EventTarget {
         const std::int64_t chunk = std::min(left, max_gear);
         left -= chunk;
         const std::int64_t b = new_batch();
-        // A chunk is not in members_: the open batch may be appending there meanwhile.
+        // A chunk carries its request itself rather than through members_.
         batches_[static_cast<std::size_t>(b)].chunk_of = id;
         batches_[static_cast<std::size_t>(b)].samples = chunk;
         dispatch(b);
@@ -448,21 +448,46 @@ class CardModel final : public EventTarget {
       return;
     }
     r.chunks_left = 1;
-    if (open_batch_ >= 0 && batches_[static_cast<std::size_t>(open_batch_)].samples + r.samples > max_gear) {
-      flush_open();
-    }
-    if (open_batch_ < 0) {
-      open_batch_ = new_batch();
-      if (sc_.deployment.batch_window_us > 0) {
-        window_ = sim_.schedule_in(us_to_ns(sc_.deployment.batch_window_us), this, kWindowExpired,
-                                   static_cast<std::uint64_t>(open_batch_), kPrioArrival);
+    pending_.push_back(id);
+    pending_samples_ += r.samples;
+    try_form();
+  }
+
+  // The batcher (dynamic batching as serving front ends do it): waiting requests are taken
+  // first come, first served into a batch of at most the largest gear. A full batch is formed at
+  // once; a partial one only when a stream is free to run it, and then only once the oldest
+  // waiting request has waited batch_window_us (0: at once). While every stream is busy,
+  // requests keep gathering, so a loaded card runs fuller batches.
+  void try_form() {
+    const std::int64_t max_gear = sc_.deployment.gears.back();
+    while (pending_samples_ >= max_gear) form();
+    while (!pending_.empty() && idle_streams_ > in_flight_) {
+      const TimeNs deadline = requests_[pending_.front()].arrival_ns + window_ns_;
+      if (sim_.now() < deadline) {
+        if (!sim_.pending(window_) || window_at_ != deadline) {
+          sim_.cancel(window_);
+          window_ = sim_.schedule_at(deadline, this, kWindowExpired, 0, kPrioArrival);
+          window_at_ = deadline;
+        }
+        return;
       }
+      form();
     }
-    add_member(open_batch_, id, r.samples);
-    if (sc_.deployment.batch_window_us <= 0 ||
-        batches_[static_cast<std::size_t>(open_batch_)].samples == max_gear) {
-      flush_open();
+  }
+
+  void form() {
+    const std::int64_t max_gear = sc_.deployment.gears.back();
+    const std::int64_t b = new_batch();
+    while (!pending_.empty()) {
+      const std::uint32_t id = pending_.front();
+      const std::int64_t n = requests_[id].samples;
+      if (batches_[static_cast<std::size_t>(b)].samples + n > max_gear) break;
+      pending_.pop_front();
+      pending_samples_ -= n;
+      add_member(b, id, n);
     }
+    NPUSIM_CHECK(batches_[static_cast<std::size_t>(b)].member_count > 0);
+    dispatch(b);
   }
 
   std::int64_t new_batch() {
@@ -480,15 +505,9 @@ class CardModel final : public EventTarget {
     batch.samples += samples;
   }
 
-  void flush_open() {
-    const std::int64_t b = open_batch_;
-    open_batch_ = -1;
-    sim_.cancel(window_);
-    dispatch(b);
-  }
-
   // Pads to the next gear, copies the input over PCIe, then queues the batch for a stream.
   void dispatch(std::int64_t b) {
+    ++in_flight_;
     Batch& batch = batches_[static_cast<std::size_t>(b)];
     const auto& gears = sc_.deployment.gears;
     const auto g = std::lower_bound(gears.begin(), gears.end(), batch.samples);
@@ -526,6 +545,8 @@ class CardModel final : public EventTarget {
     Stream& st = streams_[s];
     st = Stream{};
     st.batch = b;
+    --idle_streams_;
+    --in_flight_;
     batches_[static_cast<std::size_t>(b)].start_ns = sim_.now();
     active_ws_ += graph_working_set(batches_[static_cast<std::size_t>(b)].gear_idx);
     streams_busy_.add(sim_.now(), 1);
@@ -729,10 +750,13 @@ class CardModel final : public EventTarget {
     for (std::uint32_t m = 0; m < batch.member_count; ++m) {
       finish_request(members_[batch.first_member + m]);
     }
+    ++idle_streams_;
     if (!ready_.empty()) {
       const std::int64_t next = ready_.front();
       ready_.pop_front();
       start_batch(s, next);
+    } else {
+      try_form();  // requests that gathered while every stream was busy
     }
     return true;
   }
@@ -885,8 +909,13 @@ class CardModel final : public EventTarget {
   std::vector<Request> requests_;
   std::vector<Batch> batches_;
   std::vector<std::uint32_t> members_;
-  std::int64_t open_batch_ = -1;
+  std::deque<std::uint32_t> pending_;  // requests waiting for the batcher, FIFO
+  std::int64_t pending_samples_ = 0;
+  TimeNs window_ns_ = us_to_ns(sc_.deployment.batch_window_us);
   EventHandle window_;
+  TimeNs window_at_ = 0;
+  int idle_streams_ = sc_.deployment.streams;
+  int in_flight_ = 0;  // batches formed but not yet started (copying in, or in ready_)
   std::int64_t total_requests_ = 0;
   std::int64_t completed_ = 0;
   std::int64_t arrivals_scheduled_ = 0;  // closed loop: requests already promised

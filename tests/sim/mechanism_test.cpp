@@ -225,3 +225,25 @@ TEST_CASE("the result copy back to the host is part of the service time", "[mech
   CHECK(r.pcie_out_utilization > 0);
   CHECK(r.pcie_utilization == 0);
 }
+
+TEST_CASE("the batcher gathers requests while the streams are busy and pads to the next gear",
+          "[mechanism][batcher]") {
+  const npusim::HwSpec hw = npusim::test::chip("ascend910b3");
+  const double d_us = hw.host.launch_aclnn_us + 100.0;
+  SECTION("window 0: the first request runs alone, the three behind it run together in gear 4") {
+    const SimResult r = run("batcher.toml");
+    CHECK(r.batches == 2);
+    CHECK(r.mean_batch_samples == Approx((1 + 3) / 2.0));
+    CHECK(r.mean_gear == Approx((1 + 4) / 2.0));
+    // the request at 1 us waits for the first batch, then runs in the second
+    CHECK(r.latency.max_ms == Approx((2 * d_us - 1) / 1e3));
+  }
+  SECTION("a window holds a free stream back until the oldest request has waited it") {
+    const SimResult r = run("batcher.toml", {"deployment.batch_window_us=50",
+                                             "workload.trace_file=two_in_window.csv"});
+    CHECK(r.batches == 1);
+    CHECK(r.mean_gear == 2);
+    CHECK(r.latency.max_ms == Approx((50 + d_us) / 1e3));
+    CHECK(r.latency.p50_ms == Approx((50 - 30 + d_us) / 1e3));
+  }
+}
