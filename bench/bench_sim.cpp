@@ -46,23 +46,27 @@ void BM_EventKernel(benchmark::State& state) {
     sim::Simulator s(1);
     Chain c(s);
     c.left_ = 1'000'000;
-    for (std::uint64_t i = 0; i < depth; ++i) s.schedule_at(static_cast<sim::TimeNs>(i), &c, 0, i + 1);
+    for (std::uint64_t i = 0; i < depth; ++i)
+      s.schedule_at(static_cast<sim::TimeNs>(i), &c, 0, i + 1);
     events += s.run();
   }
-  state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["events/s"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_EventKernel)->Arg(16)->Arg(1024)->Unit(benchmark::kMillisecond);
 
 void run_scenario(benchmark::State& state, const char* file, const std::vector<std::string>& sets) {
   const sim::Scenario sc = sim::load_scenario(scenario_path(file), sets);
-  const HwSpec hw = sim::load_scenario_hw(sc, {std::filesystem::path(NPUSIM_SOURCE_DIR) / "hw_specs"});
+  const HwSpec hw =
+      sim::load_scenario_hw(sc, {std::filesystem::path(NPUSIM_SOURCE_DIR) / "hw_specs"});
   std::uint64_t events = 0;
   for (auto _ : state) {
     const sim::SimResult r = sim::simulate(sc, hw);
     events += r.events;
     benchmark::DoNotOptimize(r.qps);
   }
-  state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["events/s"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
   state.counters["events/run"] =
       benchmark::Counter(static_cast<double>(events), benchmark::Counter::kAvgIterations);
 }

@@ -158,9 +158,8 @@ Graph Graph::build(std::string name, std::vector<GraphOp> ops) {
     for (std::size_t u = left_pred(v); u != v; u = left_pred(u)) cycle.push_back(u);
     std::reverse(cycle.begin(), cycle.end());
     // Report at an op whose `after` is written out when there is one: that is the line to edit.
-    const auto explicit_after = std::find_if(cycle.begin(), cycle.end(), [&](std::size_t c) {
-      return g.ops_[c].after.has_value();
-    });
+    const auto explicit_after = std::find_if(
+        cycle.begin(), cycle.end(), [&](std::size_t c) { return g.ops_[c].after.has_value(); });
     if (explicit_after != cycle.end()) std::rotate(cycle.begin(), explicit_after, cycle.end());
     std::string path;
     for (const std::size_t c : cycle) path += g.ops_[c].text.name + " -> ";
@@ -181,7 +180,8 @@ Graph Graph::build(std::string name, std::vector<GraphOp> ops) {
 
 std::vector<std::size_t> Graph::predecessors(std::size_t i) const {
   std::vector<std::size_t> out;
-  for (auto [e, end] = boost::in_edges(i, dag_); e != end; ++e) out.push_back(boost::source(*e, dag_));
+  for (auto [e, end] = boost::in_edges(i, dag_); e != end; ++e)
+    out.push_back(boost::source(*e, dag_));
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -219,8 +219,8 @@ GraphOp read_op(TableReader& t) {
   if (auto p = t.optional_string("placement")) {
     if (!parse_placement(*p).has_value()) {
       t.fail("placement", fmt::format("unknown placement '{}'; expected cube, vector, mix, aicpu "
-                                       "or host",
-                                       *p));
+                                      "or host",
+                                      *p));
     }
     op.text.placement = *p;
   }

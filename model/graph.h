@@ -23,7 +23,6 @@
 // A dimension is an integer, `B`, or `B*k` / `k*B` with a positive integer k.
 
 #include <boost/graph/adjacency_list.hpp>
-
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -40,13 +39,13 @@ class TableReader;
 
 /// One op of a graph as written: text fields whose shapes may mention `B`.
 struct GraphOp {
-  OpText text;                         ///< shapes are templates in `B`
-  std::optional<double> duration_us;   ///< fixed time replacing the model's prediction
-  std::int64_t stream = 0;             ///< stream id from a profile; informational
+  OpText text;                                    ///< shapes are templates in `B`
+  std::optional<double> duration_us;              ///< fixed time replacing the model's prediction
+  std::int64_t stream = 0;                        ///< stream id from a profile; informational
   std::optional<std::vector<std::string>> after;  ///< nullopt = the previous op in the file
-  SourcePos pos;                       ///< the op's table
-  SourcePos after_pos;                 ///< the `after` value (or the op's table)
-  SourcePos shapes_pos;                ///< the `shapes` value (or the op's table)
+  SourcePos pos;                                  ///< the op's table
+  SourcePos after_pos;                            ///< the `after` value (or the op's table)
+  SourcePos shapes_pos;                           ///< the `shapes` value (or the op's table)
 };
 
 /// The dependency DAG: vertex i is op i; an edge u -> v means v runs after u.

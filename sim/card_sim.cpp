@@ -46,8 +46,8 @@ struct OpInfo {
   std::string name;
   std::string type;
   Unit unit = Unit::kVector;
-  bool dynamic = false;       // data-dependent output shape: host round trip after it
-  TimeNs launch_ns = 0;       // host time to launch it
+  bool dynamic = false;  // data-dependent output shape: host round trip after it
+  TimeNs launch_ns = 0;  // host time to launch it
   std::optional<double> fixed_us;
   int fixed_block_dim = 1;
 };
@@ -73,7 +73,7 @@ struct Request {
 struct Batch {
   std::uint32_t first_member = 0;  // into members_
   std::uint32_t member_count = 0;
-  std::int64_t chunk_of = -1;      // a chunk of an oversize request: that request's id
+  std::int64_t chunk_of = -1;  // a chunk of an oversize request: that request's id
   std::int64_t samples = 0;
   std::int64_t gear = 0;
   std::uint32_t gear_idx = 0;
@@ -208,10 +208,11 @@ class CardModel final : public EventTarget {
                                    d.cube_cores_per_stream, hw_.chip.cube_cores, hw_.chip.name));
     }
     if (d.vector_cores_per_stream > hw_.chip.vector_cores) {
-      throw InputError(d.vector_limit_pos,
-                       fmt::format("[deployment].vector_cores_per_stream: {} exceeds the {} vector "
-                                   "cores of {}",
-                                   d.vector_cores_per_stream, hw_.chip.vector_cores, hw_.chip.name));
+      throw InputError(
+          d.vector_limit_pos,
+          fmt::format("[deployment].vector_cores_per_stream: {} exceeds the {} vector "
+                      "cores of {}",
+                      d.vector_cores_per_stream, hw_.chip.vector_cores, hw_.chip.name));
     }
   }
 
@@ -271,8 +272,9 @@ class CardModel final : public EventTarget {
         if (d.attr_bool("recompile", false)) info.launch_ns += us_to_ns(hw_.host.recompile_us);
         info.fixed_us = gop.duration_us;
         const double bd = d.attr_number("block_dim", 1);
-        const int pool = info.unit == Unit::kCube || info.unit == Unit::kMix ? hw_.chip.cube_cores
-                                                                              : hw_.chip.vector_cores;
+        const int pool = info.unit == Unit::kCube || info.unit == Unit::kMix
+                             ? hw_.chip.cube_cores
+                             : hw_.chip.vector_cores;
         if (bd < 1 || bd > pool || bd != std::floor(bd)) {
           throw InputError(gop.pos, fmt::format("graph op '{}': attribute block_dim = {}: expected "
                                                 "an integer in [1, {}]",
@@ -342,7 +344,8 @@ class CardModel final : public EventTarget {
       if (info.unit == Unit::kCube || info.unit == Unit::kMix) t.cube = std::min(bd, cube);
       if (info.unit == Unit::kVector) t.vector = std::min(bd, vector);
       if (info.unit == Unit::kMix) {
-        t.vector = std::min(vector, static_cast<int>(std::ceil(t.cube * hw_.cube.mix_vector_ratio)));
+        t.vector =
+            std::min(vector, static_cast<int>(std::ceil(t.cube * hw_.cube.mix_vector_ratio)));
       }
     }
     return timings_.emplace(key, t).first->second;
@@ -560,12 +563,15 @@ class CardModel final : public EventTarget {
       // The shape round trip of a finished dynamic op: device -> host -> device.
       st.host_busy = true;
       st.launch_start_ns = sim_.now();
-      sim_.schedule_in(us_to_ns(hw_.host.dynamic_shape_sync_us), this, kSyncDone, s, kPrioCompletion);
+      sim_.schedule_in(us_to_ns(hw_.host.dynamic_shape_sync_us), this, kSyncDone, s,
+                       kPrioCompletion);
       return;
     }
     const auto n = static_cast<std::uint32_t>(order_.size());
     if (st.launched == n || st.barrier) return;
-    if (st.launched - st.completed >= static_cast<std::uint32_t>(std::max(1, hw_.host.launch_queue_depth))) return;
+    if (st.launched - st.completed >=
+        static_cast<std::uint32_t>(std::max(1, hw_.host.launch_queue_depth)))
+      return;
     const std::size_t op = order_[st.launched];
     const Batch& batch = batches_[static_cast<std::size_t>(st.batch)];
     if (ops_[op].unit == Unit::kHost) {
@@ -650,7 +656,8 @@ class CardModel final : public EventTarget {
     if ((want->cube > 0 && gc == 0) || (want->vector > 0 && gv == 0)) return false;
     const Timing* t = want;
     if (gc < want->cube || gv < want->vector) {
-      t = &timing(op, gi, want->cube > 0 ? gc : cube_.cap(), want->vector > 0 ? gv : vector_.cap(), l2);
+      t = &timing(op, gi, want->cube > 0 ? gc : cube_.cap(), want->vector > 0 ? gv : vector_.cap(),
+                  l2);
     }
     const TimeNs now = sim_.now();
     cube_.acquire(si, t->cube, now);
@@ -685,7 +692,8 @@ class CardModel final : public EventTarget {
     }
     st.device_busy = false;
     device_busy_.add(now, -1);
-    span(device_track(s), static_cast<std::uint32_t>(op), st.op_start_ns, now - st.op_start_ns, st.batch);
+    span(device_track(s), static_cast<std::uint32_t>(op), st.op_start_ns, now - st.op_start_ns,
+         st.batch);
     account_op(op, now - st.op_start_ns);
     ++st.completed;
     if (ops_[op].dynamic) st.sync_pending = true;
@@ -809,9 +817,13 @@ class CardModel final : public EventTarget {
     end_ns_ = now;
     const double span_ns = static_cast<double>(now - measure_start_ns_);
     result_.window_s = span_ns / 1e9;
-    result_.cube_utilization = hw_.chip.cube_cores > 0 ? cube_.busy().area(now) / (span_ns * hw_.chip.cube_cores) : 0;
-    result_.vector_utilization = hw_.chip.vector_cores > 0 ? vector_.busy().area(now) / (span_ns * hw_.chip.vector_cores) : 0;
-    result_.aicpu_utilization = aicpu_.busy_time().area(now) / (span_ns * std::max(1, hw_.chip.aicpu_cores));
+    result_.cube_utilization =
+        hw_.chip.cube_cores > 0 ? cube_.busy().area(now) / (span_ns * hw_.chip.cube_cores) : 0;
+    result_.vector_utilization = hw_.chip.vector_cores > 0
+                                     ? vector_.busy().area(now) / (span_ns * hw_.chip.vector_cores)
+                                     : 0;
+    result_.aicpu_utilization =
+        aicpu_.busy_time().area(now) / (span_ns * std::max(1, hw_.chip.aicpu_cores));
     result_.pcie_utilization = pcie_.busy_time().area(now) / span_ns;
     result_.pcie_out_utilization = pcie_out_.busy_time().area(now) / span_ns;
     result_.in_system_mean = in_system_.area(now) / span_ns;
@@ -831,8 +843,12 @@ class CardModel final : public EventTarget {
     if (!opt_.trace || result_.trace.size() >= opt_.trace_max_spans) return;
     result_.trace.push_back(TraceSpan{track, name, start, dur, batch});
   }
-  [[nodiscard]] std::uint32_t device_track(std::size_t s) const { return static_cast<std::uint32_t>(2 * s); }
-  [[nodiscard]] std::uint32_t host_track(std::size_t s) const { return static_cast<std::uint32_t>(2 * s + 1); }
+  [[nodiscard]] std::uint32_t device_track(std::size_t s) const {
+    return static_cast<std::uint32_t>(2 * s);
+  }
+  [[nodiscard]] std::uint32_t host_track(std::size_t s) const {
+    return static_cast<std::uint32_t>(2 * s + 1);
+  }
 
   void finish() {
     SimResult& r = result_;
@@ -845,8 +861,12 @@ class CardModel final : public EventTarget {
     r.samples = measured_samples_;
     r.batches = batches_done_;
     r.split_requests = split_;
-    r.mean_batch_samples = batches_done_ > 0 ? static_cast<double>(batch_samples_) / static_cast<double>(batches_done_) : 0;
-    r.mean_gear = batches_done_ > 0 ? static_cast<double>(batch_gears_) / static_cast<double>(batches_done_) : 0;
+    r.mean_batch_samples =
+        batches_done_ > 0 ? static_cast<double>(batch_samples_) / static_cast<double>(batches_done_)
+                          : 0;
+    r.mean_gear = batches_done_ > 0
+                      ? static_cast<double>(batch_gears_) / static_cast<double>(batches_done_)
+                      : 0;
     // Rates count every completion inside the window: when the card is saturated, warm-up
     // requests still finish inside it, and leaving them out would understate its capacity.
     r.window_completions = window_completions_;
@@ -919,8 +939,8 @@ class CardModel final : public EventTarget {
   std::int64_t total_requests_ = 0;
   std::int64_t completed_ = 0;
   std::int64_t arrivals_scheduled_ = 0;  // closed loop: requests already promised
-  std::vector<double> graph_ws_;  // per gear: bytes one batch's ops read (-1 = not computed)
-  double active_ws_ = 0;          // sum of graph_ws_ over the streams running a batch
+  std::vector<double> graph_ws_;         // per gear: bytes one batch's ops read (-1 = not computed)
+  double active_ws_ = 0;                 // sum of graph_ws_ over the streams running a batch
 
   bool measuring_ = false;
   TimeNs measure_start_ns_ = 0;

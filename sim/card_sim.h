@@ -18,7 +18,7 @@ namespace npusim::sim {
 
 /// What to record besides the metrics.
 struct SimOptions {
-  bool trace = false;                    ///< record a timeline (Chrome trace)
+  bool trace = false;                     ///< record a timeline (Chrome trace)
   std::size_t trace_max_spans = 500'000;  ///< stop recording after this many spans
 };
 
@@ -57,23 +57,23 @@ struct SimResult {
   std::string hw;
   std::uint64_t seed = 0;
   int streams = 0;
-  std::int64_t requests = 0;        ///< measured requests completed
+  std::int64_t requests = 0;  ///< measured requests completed
   std::int64_t warmup_requests = 0;
-  std::int64_t samples = 0;         ///< samples of the measured requests
-  std::int64_t batches = 0;         ///< batches run (all, including warm-up)
-  std::int64_t split_requests = 0;  ///< measured requests split into chunks
-  double mean_batch_samples = 0;    ///< real samples per batch
-  double mean_gear = 0;             ///< padded batch size per batch
-  double window_s = 0;              ///< first measured arrival to last measured completion
+  std::int64_t samples = 0;             ///< samples of the measured requests
+  std::int64_t batches = 0;             ///< batches run (all, including warm-up)
+  std::int64_t split_requests = 0;      ///< measured requests split into chunks
+  double mean_batch_samples = 0;        ///< real samples per batch
+  double mean_gear = 0;                 ///< padded batch size per batch
+  double window_s = 0;                  ///< first measured arrival to last measured completion
   std::int64_t window_completions = 0;  ///< requests (any) completed inside the window
-  double qps = 0;                   ///< window_completions / window
-  double throughput = 0;            ///< samples of those requests / window
+  double qps = 0;                       ///< window_completions / window
+  double throughput = 0;                ///< samples of those requests / window
   LatencyStats latency;
   double queue_ms_mean = 0;    ///< arrival to the start of service (batching, PCIe, ready queue)
   double service_ms_mean = 0;  ///< start of service on a stream to completion
   double service_ms_min = 0;
   double service_ms_max = 0;
-  double in_system_mean = 0;  ///< time-average requests in the system (Little's L)
+  double in_system_mean = 0;      ///< time-average requests in the system (Little's L)
   double cube_utilization = 0;    ///< busy cube cores / cube cores, time-averaged
   double vector_utilization = 0;  ///< busy vector cores / vector cores
   double aicpu_utilization = 0;

@@ -20,7 +20,9 @@ inline constexpr TimeNs kTimeNever = std::numeric_limits<TimeNs>::max();
 /// negative, NaN or out-of-range value (a bug upstream, not user input: inputs are validated).
 [[nodiscard]] TimeNs us_to_ns(double us);
 /// Nanoseconds to microseconds (for reports).
-[[nodiscard]] constexpr double ns_to_us(TimeNs ns) noexcept { return static_cast<double>(ns) / 1e3; }
+[[nodiscard]] constexpr double ns_to_us(TimeNs ns) noexcept {
+  return static_cast<double>(ns) / 1e3;
+}
 
 /// Receives events. `kind` and `payload` are whatever the scheduler passed; the target decides.
 class EventTarget {

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-
 #include <nlohmann/json.hpp>
 
 namespace npusim::sim {
@@ -75,18 +74,19 @@ std::string result_to_text(const SimResult& r) {
   out += fmt::format("{} on {}: {} stream(s), seed {}\n", r.scenario, r.hw, r.streams, r.seed);
   out += fmt::format("  {} requests ({} samples, {} split) in {:.4g} s simulated\n", r.requests,
                      r.samples, r.split_requests, r.window_s);
-  out += fmt::format("  QPS {:.6g}   throughput {:.6g} samples/s   batch {:.3g} samples -> gear {:.3g}\n",
-                     r.qps, r.throughput, r.mean_batch_samples, r.mean_gear);
-  out += fmt::format("  latency ms: mean {:.4g}  p50 {:.4g}  p90 {:.4g}  p99 {:.4g}  p99.9 {:.4g}\n",
-                     r.latency.mean_ms, r.latency.p50_ms, r.latency.p90_ms, r.latency.p99_ms,
-                     r.latency.p999_ms);
+  out += fmt::format(
+      "  QPS {:.6g}   throughput {:.6g} samples/s   batch {:.3g} samples -> gear {:.3g}\n", r.qps,
+      r.throughput, r.mean_batch_samples, r.mean_gear);
+  out += fmt::format(
+      "  latency ms: mean {:.4g}  p50 {:.4g}  p90 {:.4g}  p99 {:.4g}  p99.9 {:.4g}\n",
+      r.latency.mean_ms, r.latency.p50_ms, r.latency.p90_ms, r.latency.p99_ms, r.latency.p999_ms);
   out += fmt::format("  queueing {:.4g} ms + service {:.4g} ms (mean)\n", r.queue_ms_mean,
                      r.service_ms_mean);
-  out += fmt::format("  utilisation: cube {:.1f}%  vector {:.1f}%  aicpu {:.1f}%  pcie {:.1f}%   "
-                     "device idle while serving {:.1f}%\n",
-                     100 * r.cube_utilization, 100 * r.vector_utilization,
-                     100 * r.aicpu_utilization, 100 * r.pcie_utilization,
-                     100 * r.device_idle_share);
+  out += fmt::format(
+      "  utilisation: cube {:.1f}%  vector {:.1f}%  aicpu {:.1f}%  pcie {:.1f}%   "
+      "device idle while serving {:.1f}%\n",
+      100 * r.cube_utilization, 100 * r.vector_utilization, 100 * r.aicpu_utilization,
+      100 * r.pcie_utilization, 100 * r.device_idle_share);
   if (r.cards_needed || r.p99_met) {
     out += "  target:";
     if (r.p99_met) out += fmt::format(" p99 {}", *r.p99_met ? "met" : "NOT met");
@@ -95,10 +95,12 @@ std::string result_to_text(const SimResult& r) {
   }
   std::vector<const OpStats*> top;
   for (const OpStats& o : r.ops) top.push_back(&o);
-  std::stable_sort(top.begin(), top.end(), [](const OpStats* a, const OpStats* b) { return a->share > b->share; });
+  std::stable_sort(top.begin(), top.end(),
+                   [](const OpStats* a, const OpStats* b) { return a->share > b->share; });
   out += "  top ops by device time:";
   for (std::size_t i = 0; i < std::min<std::size_t>(3, top.size()); ++i) {
-    out += fmt::format("  {} {:.1f}% ({:.4g} us)", top[i]->name, 100 * top[i]->share, top[i]->mean_us);
+    out +=
+        fmt::format("  {} {:.1f}% ({:.4g} us)", top[i]->name, 100 * top[i]->share, top[i]->mean_us);
   }
   out += "\n";
   return out;
@@ -107,12 +109,22 @@ std::string result_to_text(const SimResult& r) {
 std::string trace_to_json(const SimResult& r) {
   using nlohmann::ordered_json;
   ordered_json events = ordered_json::array();
-  events.push_back(ordered_json{{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 0},
-                                {"args", {{"name", fmt::format("npusim {} on {}", r.scenario, r.hw)}}}});
+  events.push_back(
+      ordered_json{{"name", "process_name"},
+                   {"ph", "M"},
+                   {"pid", 1},
+                   {"tid", 0},
+                   {"args", {{"name", fmt::format("npusim {} on {}", r.scenario, r.hw)}}}});
   for (std::size_t t = 0; t < r.trace_tracks.size(); ++t) {
-    events.push_back(ordered_json{{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", t},
+    events.push_back(ordered_json{{"name", "thread_name"},
+                                  {"ph", "M"},
+                                  {"pid", 1},
+                                  {"tid", t},
                                   {"args", {{"name", r.trace_tracks[t]}}}});
-    events.push_back(ordered_json{{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", 1}, {"tid", t},
+    events.push_back(ordered_json{{"name", "thread_sort_index"},
+                                  {"ph", "M"},
+                                  {"pid", 1},
+                                  {"tid", t},
                                   {"args", {{"sort_index", t}}}});
   }
   for (const TraceSpan& s : r.trace) {

@@ -45,8 +45,10 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& schema() {
 }
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -88,8 +90,8 @@ Override parse_override(const std::string& set) {
   if (!known) {
     std::string list;
     for (const auto& k : all) list += (list.empty() ? "" : ", ") + k;
-    throw InputError(cmd, fmt::format("--set '{}': unknown key '{}'; accepted keys: {}", set,
-                                      path, list));
+    throw InputError(
+        cmd, fmt::format("--set '{}': unknown key '{}'; accepted keys: {}", set, path, list));
   }
   return Override{std::move(section), std::move(key), set};
 }
@@ -133,9 +135,9 @@ std::vector<std::int64_t> read_size_file(const fs::path& file) {
       if (tok.empty()) continue;
       std::int64_t v = 0;
       if (!parse_int(tok, v) || v < 1 || v > kMaxBatch) {
-        throw InputError({file.string(), line_no, static_cast<std::uint32_t>(start - tok.size())},
-                         fmt::format("batch size '{}': expected an integer in [1, {}]", tok,
-                                     kMaxBatch));
+        throw InputError(
+            {file.string(), line_no, static_cast<std::uint32_t>(start - tok.size())},
+            fmt::format("batch size '{}': expected an integer in [1, {}]", tok, kMaxBatch));
       }
       out.push_back(v);
     }
@@ -163,8 +165,9 @@ std::vector<TraceArrival> read_trace_file(const fs::path& file) {
                        fmt::format("arrival time '{}': expected microseconds >= 0", trim(t_text)));
     }
     if (t_us < last_us) {
-      throw InputError({file.string(), line_no, 1},
-                       fmt::format("arrival time {} is before the previous line's {}", t_us, last_us));
+      throw InputError(
+          {file.string(), line_no, 1},
+          fmt::format("arrival time {} is before the previous line's {}", t_us, last_us));
     }
     last_us = t_us;
     TraceArrival a;
@@ -301,13 +304,15 @@ Scenario read_scenario(const TomlFile& doc, const fs::path& file,
     } else if (arrival == "trace") {
       wl.arrival = ArrivalKind::kTrace;
     } else {
-      w.fail("arrival", fmt::format("unknown arrival '{}'; expected poisson, closed or trace", arrival));
+      w.fail("arrival",
+             fmt::format("unknown arrival '{}'; expected poisson, closed or trace", arrival));
     }
     // Keys of the other arrival kinds are errors, not silently ignored values -- except the
     // file's own when --set switched the arrival kind (the file cannot be edited from there).
     const bool arrival_switched = from_cli("workload.arrival");
     auto only_for = [&](const char* key, ArrivalKind kind) {
-      const bool tolerated = arrival_switched && !from_cli((std::string("workload.") + key).c_str());
+      const bool tolerated =
+          arrival_switched && !from_cli((std::string("workload.") + key).c_str());
       if (w.has(key) && wl.arrival != kind && !tolerated) {
         w.fail(key, fmt::format("only used with arrival = \"{}\"", arrival_name(kind)));
       }
@@ -332,16 +337,18 @@ Scenario read_scenario(const TomlFile& doc, const fs::path& file,
       const auto asked = w.optional_integer("requests", 1, 100'000'000);
       wl.requests = asked.value_or(n - wl.warmup_requests);
       if (wl.requests < 1 || wl.requests + wl.warmup_requests > n) {
-        w.fail(asked ? "requests" : "warmup_requests",
-               fmt::format("the trace holds {} arrivals, fewer than warmup_requests + requests = {}",
-                           n, wl.requests + wl.warmup_requests));
+        w.fail(
+            asked ? "requests" : "warmup_requests",
+            fmt::format("the trace holds {} arrivals, fewer than warmup_requests + requests = {}",
+                        n, wl.requests + wl.warmup_requests));
       }
     } else {
       wl.requests = w.integer("requests", 1, 100'000'000);
     }
     const bool trace_has_sizes =
         wl.arrival == ArrivalKind::kTrace &&
-        std::all_of(wl.trace.begin(), wl.trace.end(), [](const TraceArrival& a) { return a.batch_size > 0; });
+        std::all_of(wl.trace.begin(), wl.trace.end(),
+                    [](const TraceArrival& a) { return a.batch_size > 0; });
     if (w.has("batch_size")) {
       wl.batch_size = read_batch_size(w, base_dir);
     } else if (!trace_has_sizes) {
@@ -393,7 +400,8 @@ BatchSizeDist BatchSizeDist::fixed(std::int64_t size) {
   return histogram({size}, {1.0});
 }
 
-BatchSizeDist BatchSizeDist::histogram(std::vector<std::int64_t> sizes, std::vector<double> weights) {
+BatchSizeDist BatchSizeDist::histogram(std::vector<std::int64_t> sizes,
+                                       std::vector<double> weights) {
   NPUSIM_CHECK(!sizes.empty() && sizes.size() == weights.size());
   std::map<std::int64_t, double> merged;
   double total = 0;
@@ -481,7 +489,8 @@ Scenario load_scenario(const fs::path& file, const std::vector<std::string>& set
     for (const auto& o : overrides) {
       const std::string label = fmt::format("[{}].{}", o.section, o.key);
       if (e.detail().rfind(label, 0) == 0) {
-        throw InputError({"<command line>", 0, 0}, fmt::format("--set '{}': {}", o.text, e.detail()));
+        throw InputError({"<command line>", 0, 0},
+                         fmt::format("--set '{}': {}", o.text, e.detail()));
       }
     }
     throw;

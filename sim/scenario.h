@@ -70,23 +70,23 @@ struct ScenarioInfo {
 
 /// [deployment]
 struct Deployment {
-  int streams = 1;                   ///< instances per card
-  int cube_cores_per_stream = 0;     ///< core limit; 0 = no limit (streams share the card)
-  int vector_cores_per_stream = 0;   ///< core limit; 0 = no limit
-  std::vector<std::int64_t> gears;   ///< compiled batch sizes, ascending, unique
-  double batch_window_us = 0;        ///< how long the batcher waits to fill a batch
-  bool split_oversize = false;       ///< split requests above the largest gear into chunks
-  SourcePos cube_limit_pos;          ///< for errors found once the chip is known
+  int streams = 1;                  ///< instances per card
+  int cube_cores_per_stream = 0;    ///< core limit; 0 = no limit (streams share the card)
+  int vector_cores_per_stream = 0;  ///< core limit; 0 = no limit
+  std::vector<std::int64_t> gears;  ///< compiled batch sizes, ascending, unique
+  double batch_window_us = 0;       ///< how long the batcher waits to fill a batch
+  bool split_oversize = false;      ///< split requests above the largest gear into chunks
+  SourcePos cube_limit_pos;         ///< for errors found once the chip is known
   SourcePos vector_limit_pos;
 };
 
 /// [workload]
 struct Workload {
   ArrivalKind arrival = ArrivalKind::kPoisson;
-  double rate_qps = 0;             ///< poisson
-  int concurrency = 0;             ///< closed
-  std::vector<TraceArrival> trace;  ///< trace
-  std::int64_t requests = 0;        ///< measured requests
+  double rate_qps = 0;               ///< poisson
+  int concurrency = 0;               ///< closed
+  std::vector<TraceArrival> trace;   ///< trace
+  std::int64_t requests = 0;         ///< measured requests
   std::int64_t warmup_requests = 0;  ///< requests before them, excluded from the metrics
   BatchSizeDist batch_size = BatchSizeDist::fixed(1);
   double input_bytes_per_sample = 0;   ///< host->device input copy per (padded) sample, bytes

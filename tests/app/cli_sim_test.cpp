@@ -1,10 +1,8 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <filesystem>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "cli_runner.h"
 
@@ -20,20 +18,25 @@ TEST_CASE("simulate --json prints the documented keys", "[cli][simulate]") {
                          "/scenarios/mdc_validation.toml --set workload.requests=2000 --json");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
-  for (const char* key : {"requests", "qps", "throughput", "latency_ms", "utilization", "cards_needed"}) {
+  for (const char* key :
+       {"requests", "qps", "throughput", "latency_ms", "utilization", "cards_needed"}) {
     CHECK(j.contains(key));
   }
-  for (const char* key : {"mean", "p50", "p90", "p99", "p999"}) CHECK(j["latency_ms"].contains(key));
+  for (const char* key : {"mean", "p50", "p90", "p99", "p999"})
+    CHECK(j["latency_ms"].contains(key));
   CHECK(j["utilization"].contains("cube"));
   CHECK(j["utilization"].contains("vector"));
   CHECK(j["requests"] == 2000);
   CHECK(j["cards_needed"].is_number_integer());
 }
 
-TEST_CASE("simulate finds a bundled scenario by name and prints a short summary", "[cli][simulate]") {
-  const auto r = run_cli("simulate default --set workload.requests=500 --set workload.warmup_requests=50");
+TEST_CASE("simulate finds a bundled scenario by name and prints a short summary",
+          "[cli][simulate]") {
+  const auto r =
+      run_cli("simulate default --set workload.requests=500 --set workload.warmup_requests=50");
   REQUIRE(r.exit_code == 0);
-  CHECK_THAT(r.out, Catch::Contains("QPS") && Catch::Contains("p99") && Catch::Contains("utilisation"));
+  CHECK_THAT(r.out,
+             Catch::Contains("QPS") && Catch::Contains("p99") && Catch::Contains("utilisation"));
   CHECK(std::count(r.out.begin(), r.out.end(), '\n') <= 12);
 }
 
@@ -50,7 +53,8 @@ TEST_CASE("simulate --trace writes Chrome-trace JSON", "[cli][simulate]") {
 TEST_CASE("a bad --set exits 2 at the command line and writes no trace", "[cli][simulate]") {
   const auto trace = std::filesystem::temp_directory_path() / "npusim_cli_sim_no_trace.json";
   std::filesystem::remove(trace);
-  const auto r = run_cli("simulate default --set deployment.streams=zero --trace " + trace.string());
+  const auto r =
+      run_cli("simulate default --set deployment.streams=zero --trace " + trace.string());
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::StartsWith("<command line>: error: --set 'deployment.streams=zero'"));
   CHECK_FALSE(std::filesystem::exists(trace));

@@ -1,13 +1,13 @@
-#include <catch2/catch.hpp>
+#include "sim/event_queue.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <random>
 #include <tuple>
 #include <vector>
 
 #include "model/error.h"
-#include "sim/event_queue.h"
 #include "sim/simulator.h"
 
 using npusim::sim::Event;
@@ -105,7 +105,8 @@ TEST_CASE("the queue agrees with a sorted reference under random pushes and canc
     }
   }
   std::vector<Ref> live;
-  std::copy_if(ref.begin(), ref.end(), std::back_inserter(live), [](const Ref& x) { return !x.cancelled; });
+  std::copy_if(ref.begin(), ref.end(), std::back_inserter(live),
+               [](const Ref& x) { return !x.cancelled; });
   std::sort(live.begin(), live.end(), [](const Ref& a, const Ref& b) {
     return std::tie(a.t, a.prio, a.seq) < std::tie(b.t, b.prio, b.seq);
   });
@@ -173,7 +174,9 @@ namespace {
 class TimeTraveller final : public EventTarget {
  public:
   explicit TimeTraveller(Simulator& sim) : sim_(sim) {}
-  void on_event(std::uint32_t, std::uint64_t) override { sim_.schedule_at(sim_.now() - 1, this, 0); }
+  void on_event(std::uint32_t, std::uint64_t) override {
+    sim_.schedule_at(sim_.now() - 1, this, 0);
+  }
 
  private:
   Simulator& sim_;

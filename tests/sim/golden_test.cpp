@@ -5,14 +5,12 @@
 //   NPUSIM_UPDATE_GOLDEN=1 build/<dir>/tests/npusim_sim_tests "[golden]"
 // and review the diff of tests/data/scenarios/golden/ like code.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "sim/card_sim.h"
 #include "sim/report.h"
@@ -47,7 +45,8 @@ void compare(const nlohmann::json& want, const nlohmann::json& got, const std::s
 void golden(const std::string& scenario, const std::vector<std::string>& sets) {
   const auto file = std::filesystem::path(NPUSIM_SOURCE_DIR) / "scenarios" / (scenario + ".toml");
   const npusim::sim::Scenario s = npusim::sim::load_scenario(file, sets);
-  const std::string got = npusim::sim::result_to_json(npusim::sim::simulate(s, npusim::test::chip(s.info.hw)));
+  const std::string got =
+      npusim::sim::result_to_json(npusim::sim::simulate(s, npusim::test::chip(s.info.hw)));
   const auto golden_file = npusim::test::data("scenarios/golden/" + scenario + ".json");
   const char* update = std::getenv("NPUSIM_UPDATE_GOLDEN");
   if (update != nullptr && std::string(update) == "1") {

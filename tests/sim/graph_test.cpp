@@ -1,9 +1,9 @@
-#include <catch2/catch.hpp>
+#include "model/graph.h"
 
+#include <catch2/catch.hpp>
 #include <string>
 
 #include "model/error.h"
-#include "model/graph.h"
 #include "sim_test_util.h"
 
 using npusim::Graph;
@@ -119,9 +119,9 @@ TEST_CASE("each bad graph file is rejected at its defect's line with its phrase"
   CHECK_THAT(error_of(data("bad/graph_duplicate_name.toml")),
              Catch::Contains("graph_duplicate_name.toml:8:") &&
                  Catch::Contains("duplicate name (first defined at line 3)"));
-  CHECK_THAT(error_of(data("bad/graph_bad_shape.toml")),
-             Catch::Contains("graph_bad_shape.toml:6:10") &&
-                 Catch::Contains("shape dimension 'B+1'"));
+  CHECK_THAT(
+      error_of(data("bad/graph_bad_shape.toml")),
+      Catch::Contains("graph_bad_shape.toml:6:10") && Catch::Contains("shape dimension 'B+1'"));
   CHECK_THAT(error_of(data("bad/graph_bad_placement.toml")),
              Catch::Contains("graph_bad_placement.toml:8:13") &&
                  Catch::Contains("unknown placement 'gpu'"));

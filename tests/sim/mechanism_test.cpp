@@ -1,12 +1,9 @@
 // Each resource mechanism of the card model against a hand-computed case.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
-
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "model/predict.h"
 #include "sim/card_sim.h"
@@ -63,8 +60,9 @@ Derived derive(const npusim::OpDesc& op, const npusim::HwSpec& hw, double hit) {
   const double device_us = c.duration_us - c.critical_path.host_us;
   const auto memory_ns = npusim::sim::us_to_ns(std::min(c.critical_path.memory_us, device_us));
   const double capacity = hw.hbm_bytes_per_us() / 1e3;
-  return {memory_ns, npusim::sim::us_to_ns(device_us) - memory_ns,
-          std::min(c.bytes_in * (1 - hit) + c.bytes_out, capacity * static_cast<double>(memory_ns))};
+  return {
+      memory_ns, npusim::sim::us_to_ns(device_us) - memory_ns,
+      std::min(c.bytes_in * (1 - hit) + c.bytes_out, capacity * static_cast<double>(memory_ns))};
 }
 }  // namespace
 
@@ -91,10 +89,12 @@ TEST_CASE("two streams flush each other's L2 and share HBM, each at half the ban
       npusim::sim::load_scenario(data("scenarios/mem_bound.toml"), {"deployment.streams=1"}), hw);
   const SimResult two = npusim::sim::simulate(s, hw);
   // Alone (the second request waits for the first) the op keeps its predicted time with L2 hits.
-  CHECK(one.ops[0].mean_us * 1e3 == Approx(static_cast<double>(alone.memory_ns + alone.compute_ns)).margin(1));
+  CHECK(one.ops[0].mean_us * 1e3 ==
+        Approx(static_cast<double>(alone.memory_ns + alone.compute_ns)).margin(1));
   // Together both start at once; each moves its HBM bytes at capacity / 2.
   const double shared_ns = std::ceil(shared.hbm_bytes / (capacity / 2));
-  CHECK(two.ops[0].mean_us * 1e3 == Approx(shared_ns + static_cast<double>(shared.compute_ns)).margin(1));
+  CHECK(two.ops[0].mean_us * 1e3 ==
+        Approx(shared_ns + static_cast<double>(shared.compute_ns)).margin(1));
   CHECK(two.ops[0].mean_us > one.ops[0].mean_us);
 }
 
@@ -151,7 +151,8 @@ TEST_CASE("the trace has one track per stream and resource and ops named as in t
   int launches = 0;
   std::set<std::string> tracks;
   for (const auto& e : j["traceEvents"]) {
-    if (e["ph"] == "M" && e["name"] == "thread_name") tracks.insert(e["args"]["name"].get<std::string>());
+    if (e["ph"] == "M" && e["name"] == "thread_name")
+      tracks.insert(e["args"]["name"].get<std::string>());
     if (e["ph"] != "X") continue;
     CHECK(e["dur"].get<double>() >= 0);
     if (e["name"] == "fixed") ++ops;
@@ -192,7 +193,8 @@ TEST_CASE("a dynamic-shape op holds back the launches after it until the host ha
   }
   SECTION("declared static, the op after it is launched ahead and runs right after it") {
     std::string text = npusim::test::read_text(data("scenarios/dynamic_shape.toml"));
-    text.replace(text.find("duration_us = 30.0"), 18, "duration_us = 30.0\nattrs = { dynamic_shape = false }");
+    text.replace(text.find("duration_us = 30.0"), 18,
+                 "duration_us = 30.0\nattrs = { dynamic_shape = false }");
     const SimResult r = npusim::sim::simulate(npusim::test::scenario_from_text(text), hw);
     CHECK(r.service_ms_mean == Approx((l + 10 + 30 + 10) / 1e3));
   }
@@ -239,8 +241,8 @@ TEST_CASE("the batcher gathers requests while the streams are busy and pads to t
     CHECK(r.latency.max_ms == Approx((2 * d_us - 1) / 1e3));
   }
   SECTION("a window holds a free stream back until the oldest request has waited it") {
-    const SimResult r = run("batcher.toml", {"deployment.batch_window_us=50",
-                                             "workload.trace_file=two_in_window.csv"});
+    const SimResult r = run(
+        "batcher.toml", {"deployment.batch_window_us=50", "workload.trace_file=two_in_window.csv"});
     CHECK(r.batches == 1);
     CHECK(r.mean_gear == 2);
     CHECK(r.latency.max_ms == Approx((50 + d_us) / 1e3));

@@ -2,7 +2,6 @@
 // batching window, every request costs the same service time D, so one stream is an M/D/1
 // queue and c streams fed from one ready queue are M/D/c.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <string>
 
@@ -23,7 +22,8 @@ std::filesystem::path mdc_scenario() {
 // P(N >= n) for N ~ Poisson(m), summed upward from n in log space (n > m here, so the terms
 // fall geometrically and the sum converges fast).
 double poisson_tail(double m, long n) {
-  double term = std::exp(-m + static_cast<double>(n) * std::log(m) - std::lgamma(static_cast<double>(n) + 1));
+  double term =
+      std::exp(-m + static_cast<double>(n) * std::log(m) - std::lgamma(static_cast<double>(n) + 1));
   double sum = 0;
   for (long j = n; term > 1e-300; ++j) {
     sum += term;
@@ -52,8 +52,7 @@ double mdc_wait(double lambda, double d, int c) {
 
 }  // namespace
 
-TEST_CASE("Crommelin's M/D/c formula reduces to Pollaczek-Khinchine for one server",
-          "[queueing]") {
+TEST_CASE("Crommelin's M/D/c formula reduces to Pollaczek-Khinchine for one server", "[queueing]") {
   const double d = 1.0;
   for (const double rho : {0.3, 0.54, 0.8}) {
     CHECK(mdc_wait(rho, d, 1) == Approx(rho * d / (2 * (1 - rho))).epsilon(1e-9));
@@ -82,8 +81,7 @@ TEST_CASE("one stream with a fixed service time matches the M/D/1 mean wait with
         Approx(rho * 100.0 / (hw.host.launch_aclnn_us + 100.0)).epsilon(0.02));
 }
 
-TEST_CASE("four streams fed from one queue match the M/D/c mean wait within 2 %",
-          "[queueing]") {
+TEST_CASE("four streams fed from one queue match the M/D/c mean wait within 2 %", "[queueing]") {
   const int c = 4;
   const npusim::HwSpec hw = npusim::test::chip("ascend910b3");
   const double d_ms = (hw.host.launch_aclnn_us + 100.0) / 1e3;
@@ -138,8 +136,8 @@ TEST_CASE("every request completes exactly once and the books balance", "[queuei
 TEST_CASE("utilisation never exceeds one, even far beyond saturation", "[queueing]") {
   const npusim::HwSpec hw = npusim::test::chip("ascend910b3");
   const Scenario s = npusim::sim::load_scenario(
-      mdc_scenario(), {"deployment.streams=8", "workload.requests=20000",
-                       "workload.rate_qps=1000000"});
+      mdc_scenario(),
+      {"deployment.streams=8", "workload.requests=20000", "workload.rate_qps=1000000"});
   const SimResult r = npusim::sim::simulate(s, hw);
   CHECK(r.vector_utilization > 0);
   CHECK(r.vector_utilization <= 1.0);

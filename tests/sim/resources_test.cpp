@@ -1,9 +1,9 @@
-#include <catch2/catch.hpp>
+#include "sim/resources.h"
 
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <vector>
 
-#include "sim/resources.h"
 #include "sim/simulator.h"
 
 using npusim::sim::CorePool;
@@ -41,13 +41,12 @@ class Starter final : public EventTarget {
 
 }  // namespace
 
-TEST_CASE("a time-weighted value integrates value times duration from its restart",
-          "[resources]") {
+TEST_CASE("a time-weighted value integrates value times duration from its restart", "[resources]") {
   TimeWeighted w;
   w.set(0, 2);
-  w.set(10, 4);     // 2 for 10 ns
-  w.restart(20);    // forget the first 20 ns (area 2*10 + 4*10)
-  w.add(30, -1);    // 4 for 10 ns, then 3
+  w.set(10, 4);   // 2 for 10 ns
+  w.restart(20);  // forget the first 20 ns (area 2*10 + 4*10)
+  w.add(30, -1);  // 4 for 10 ns, then 3
   CHECK(w.area(40) == Approx(4 * 10 + 3 * 10));
   CHECK(w.mean(40) == Approx(70.0 / 20.0));
 }
@@ -57,7 +56,7 @@ TEST_CASE("a core pool grants what is free within the stream's cap", "[resources
   CHECK(pool.cap() == 16);
   CHECK(pool.grantable(0, 30) == 16);  // capped
   pool.acquire(0, 16, 0);
-  CHECK(pool.grantable(0, 1) == 0);    // at its cap
+  CHECK(pool.grantable(0, 1) == 0);  // at its cap
   CHECK(pool.grantable(1, 30) == 16);
   pool.acquire(1, 16, 0);
   CHECK(pool.free() == 8);
@@ -126,8 +125,8 @@ TEST_CASE("completion times are re-keyed when a transfer joins mid-flight and wh
   Done done(sim);
   FluidBandwidth bw(sim, 100.0, &done, 7);
   Starter late(bw, 500.0, 100.0);
-  bw.start(2000.0, 100.0, 1);          // alone: would end at 20 ns
-  sim.schedule_at(10, &late, 0, 2);    // at 10 ns: 1000 B left; the newcomer shares
+  bw.start(2000.0, 100.0, 1);        // alone: would end at 20 ns
+  sim.schedule_at(10, &late, 0, 2);  // at 10 ns: 1000 B left; the newcomer shares
   sim.run();
   // 10..20: both at 50 B/ns -> newcomer's 500 B done at 20 ns; transfer 1 has 500 B left,
   // alone again at 100 B/ns -> done at 25 ns.

@@ -1,10 +1,10 @@
-#include <catch2/catch.hpp>
+#include "sim/scenario.h"
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
 
 #include "model/error.h"
-#include "sim/scenario.h"
 #include "sim_test_util.h"
 
 using npusim::InputError;
@@ -82,8 +82,7 @@ TEST_CASE("--set overrides are typed by the key and applied before validation", 
 }
 
 TEST_CASE("a max_gear compiles every batch size up to it", "[scenario]") {
-  const Scenario s = npusim::test::scenario_from_text(
-      std::string(kBase), {});
+  const Scenario s = npusim::test::scenario_from_text(std::string(kBase), {});
   const Scenario m = npusim::test::scenario_from_text(
       "[scenario]\nhw = \"ascend910b3\"\n[graph]\n[[graph.op]]\nname = \"a\"\ntype = \"Relu\"\n"
       "shapes = \"B,4\"\ndtypes = \"FLOAT16\"\n[deployment]\nstreams = 1\nmax_gear = 5\n"
@@ -102,8 +101,7 @@ TEST_CASE("an unknown --set key is an error at the command line naming the accep
   CHECK_THAT(error_of(p, {"streams"}), Catch::Contains("expected section.key=value"));
 }
 
-TEST_CASE("an override of the wrong type or range is reported at the command line",
-          "[scenario]") {
+TEST_CASE("an override of the wrong type or range is reported at the command line", "[scenario]") {
   const auto p = npusim::test::write_temp("set_type.toml", kBase);
   CHECK_THAT(error_of(p, {"deployment.streams=abc"}),
              Catch::StartsWith("<command line>: error: --set 'deployment.streams=abc': "
@@ -113,8 +111,7 @@ TEST_CASE("an override of the wrong type or range is reported at the command lin
                              "integer in [1, 1024], got 0"));
 }
 
-TEST_CASE("each bad scenario file is rejected at its defect's line with its phrase",
-          "[scenario]") {
+TEST_CASE("each bad scenario file is rejected at its defect's line with its phrase", "[scenario]") {
   using npusim::test::data;
   CHECK_THAT(error_of(data("bad/scenario_unknown_key.toml")),
              Catch::Contains("scenario_unknown_key.toml:14:1") &&
@@ -134,9 +131,10 @@ TEST_CASE("each bad scenario file is rejected at its defect's line with its phra
   CHECK_THAT(error_of(data("bad/scenario_histogram_bad_key.toml")),
              Catch::Contains("scenario_histogram_bad_key.toml:20:") &&
                  Catch::Contains("histogram key must be a batch size"));
-  CHECK_THAT(error_of(data("bad/scenario_negative_rate.toml")),
-             Catch::Contains("scenario_negative_rate.toml:18:12") &&
-                 Catch::Contains("[workload].rate_qps: expected a number in (0, 1000000000], got -5"));
+  CHECK_THAT(
+      error_of(data("bad/scenario_negative_rate.toml")),
+      Catch::Contains("scenario_negative_rate.toml:18:12") &&
+          Catch::Contains("[workload].rate_qps: expected a number in (0, 1000000000], got -5"));
   CHECK_THAT(error_of(data("bad/scenario_gears_and_max_gear.toml")),
              Catch::Contains("scenario_gears_and_max_gear.toml:15:12") &&
                  Catch::Contains("give either `gears` or `max_gear`, not both"));
@@ -162,8 +160,8 @@ TEST_CASE("a core limit above the chip's cores is an error at the key once the c
 
 TEST_CASE("every bundled scenario loads and names a chip that exists", "[scenario]") {
   int loaded = 0;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(std::filesystem::path(NPUSIM_SOURCE_DIR) / "scenarios")) {
+  for (const auto& entry : std::filesystem::directory_iterator(
+           std::filesystem::path(NPUSIM_SOURCE_DIR) / "scenarios")) {
     if (entry.path().extension() != ".toml") continue;
     INFO(entry.path().string());
     const Scenario s = load_scenario(entry.path());
@@ -206,8 +204,8 @@ TEST_CASE("batch sizes and arrivals can come from files next to the scenario", "
 
 TEST_CASE("a scenario's hw overlay next to it changes the chip the run uses", "[scenario]") {
   npusim::test::write_temp("slow_host.toml", "[host]\nlaunch_aclnn_us = 20.0\n");
-  std::string text = npusim::test::read_text(
-      std::filesystem::path(NPUSIM_SOURCE_DIR) / "scenarios" / "mdc_validation.toml");
+  std::string text = npusim::test::read_text(std::filesystem::path(NPUSIM_SOURCE_DIR) /
+                                             "scenarios" / "mdc_validation.toml");
   text.replace(text.find("seed = "), 0, "overlay = \"slow_host.toml\"\n");
   const Scenario s = npusim::test::scenario_from_text(
       text, {"workload.requests=1000", "workload.warmup_requests=0"});
@@ -220,7 +218,8 @@ TEST_CASE("a scenario's hw overlay next to it changes the chip the run uses", "[
 
 TEST_CASE("an unknown chip is reported at the scenario's hw line, or at the command line",
           "[scenario]") {
-  const std::vector<std::filesystem::path> dirs{std::filesystem::path(NPUSIM_SOURCE_DIR) / "hw_specs"};
+  const std::vector<std::filesystem::path> dirs{std::filesystem::path(NPUSIM_SOURCE_DIR) /
+                                                "hw_specs"};
   std::string text = kBase;
   text.replace(text.find("hw = \"ascend910b3\""), 18, "hw = \"ascend999\"");
   const Scenario in_file = npusim::test::scenario_from_text(text);
@@ -251,8 +250,8 @@ TEST_CASE("every scenario key is documented in docs/scenarios.md", "[scenario]")
     if (name == "op") {
       CHECK_THAT(doc, Catch::Contains("[[graph.op]]"));
     } else {
-      CHECK_THAT(doc, Catch::Contains("[" + section + "] " + name) ||
-                          Catch::Contains("`" + name + "`"));
+      CHECK_THAT(doc,
+                 Catch::Contains("[" + section + "] " + name) || Catch::Contains("`" + name + "`"));
     }
   }
 }
@@ -284,12 +283,14 @@ p99_ms = 1
 traffic_qps = 100
 )";
   const Scenario poisson = npusim::test::scenario_from_text(
-      common + "[workload]\narrival = \"poisson\"\nrate_qps = 10\nrequests = 5\n"
-               "warmup_requests = 1\nbatch_size = \"keys_sizes.txt\"\ninput_bytes_per_sample = 64\n");
+      common +
+      "[workload]\narrival = \"poisson\"\nrate_qps = 10\nrequests = 5\n"
+      "warmup_requests = 1\nbatch_size = \"keys_sizes.txt\"\ninput_bytes_per_sample = 64\n");
   const Scenario closed = npusim::test::scenario_from_text(
       common + "[workload]\narrival = \"closed\"\nconcurrency = 2\nrequests = 5\nbatch_size = 3\n");
   const Scenario trace = npusim::test::scenario_from_text(
-      common + "[workload]\narrival = \"trace\"\ntrace_file = \"keys_trace.csv\"\nbatch_size = 2\n");
+      common +
+      "[workload]\narrival = \"trace\"\ntrace_file = \"keys_trace.csv\"\nbatch_size = 2\n");
   CHECK(poisson.workload.input_bytes_per_sample == 64);
   CHECK(closed.workload.concurrency == 2);
   CHECK(trace.workload.requests == 3);
@@ -308,8 +309,9 @@ TEST_CASE("bad lines in size and trace files are reported at their line", "[scen
   std::string sizes = kBase;
   sizes.replace(sizes.find("batch_size = { 1 = 3, 8 = 1 }"), 29, "batch_size = \"bad_sizes.txt\"");
   const auto p = npusim::test::write_temp("uses_bad_sizes.toml", sizes);
-  CHECK_THAT(error_of(p), Catch::Contains("bad_sizes.txt:2:") &&
-                              Catch::Contains("batch size 'x': expected an integer in [1, 1048576]"));
+  CHECK_THAT(error_of(p),
+             Catch::Contains("bad_sizes.txt:2:") &&
+                 Catch::Contains("batch size 'x': expected an integer in [1, 1048576]"));
   std::string trace = kBase;
   trace.replace(trace.find("arrival = \"poisson\"\nrate_qps = 1000\nrequests = 100"), 50,
                 "arrival = \"trace\"\ntrace_file = \"bad_trace.csv\"");
@@ -325,9 +327,10 @@ TEST_CASE("switching the arrival kind with --set tolerates the file's keys of th
   CHECK(s.workload.arrival == ArrivalKind::kClosed);
   CHECK(s.workload.concurrency == 4);
   const auto p = npusim::test::write_temp("switch.toml", kBase);
-  CHECK_THAT(error_of(p, {"workload.arrival=closed", "workload.concurrency=4", "workload.rate_qps=5"}),
-             Catch::Contains("--set 'workload.rate_qps=5': [workload].rate_qps: only used with "
-                             "arrival = \"poisson\""));
+  CHECK_THAT(
+      error_of(p, {"workload.arrival=closed", "workload.concurrency=4", "workload.rate_qps=5"}),
+      Catch::Contains("--set 'workload.rate_qps=5': [workload].rate_qps: only used with "
+                      "arrival = \"poisson\""));
   CHECK_THAT(error_of(p, {"workload.concurrency=4"}),
              Catch::Contains("[workload].concurrency: only used with arrival = \"closed\""));
 }
