@@ -752,6 +752,7 @@ class CardModel final : public EventTarget {
     auto finish_request = [&](std::uint32_t id) {
       Request& r = requests_[id];
       r.service_ns = now - batch.start_ns;
+      NPUSIM_CHECK(r.chunks_left > 0);  // a request completes exactly once
       if (--r.chunks_left == 0) complete(id);
     };
     if (batch.chunk_of >= 0) finish_request(static_cast<std::uint32_t>(batch.chunk_of));
