@@ -384,10 +384,14 @@ void Analyzer::infer_chip() {
 }
 
 void Analyzer::finish_steps() {
+  bool timeline = !infos_.empty();
+  for (const auto& i : infos_) timeline = timeline && i.has_start_time;
   for (auto& [id, st] : steps_) {
     StepStat s = st.stat;
-    if (st.first_ns <= st.last_end_ns) s.span_us = us(st.last_end_ns - st.first_ns);
-    s.busy_us = us(st.busy_ns);
+    // Without start times (msprof op) there is no timeline: spans stay 0 and the checks that
+    // need one say so.
+    if (timeline && st.first_ns <= st.last_end_ns) s.span_us = us(st.last_end_ns - st.first_ns);
+    s.busy_us = timeline ? us(st.busy_ns) : 0;
     s.idle_us = std::max(0.0, s.span_us - s.busy_us);
     report_.steps.push_back(s);
   }
@@ -718,6 +722,12 @@ void Analyzer::check_mte2() {
 }
 
 void Analyzer::check_idle() {
+  for (const auto& i : infos_) {
+    if (!i.has_start_time) {
+      skip("idle_gaps", "no start-time column: no timeline");
+      return;
+    }
+  }
   if (unordered_) {
     skip("idle_gaps", "the rows are not in start-time order within a step");
     return;

@@ -35,7 +35,10 @@ bool ends_with(const std::string& s, std::string_view p) {
 FileRole role_of(const fs::path& p) {
   const std::string n = p.filename().string();
   if (ends_with(n, ".csv")) {
-    if (starts_with(n, "op_summary") || starts_with(n, "kernel_details")) return FileRole::kKernel;
+    if (starts_with(n, "op_summary") || starts_with(n, "kernel_details") ||
+        n == "OpBasicInfo.csv") {
+      return FileRole::kKernel;
+    }
     if (starts_with(n, "op_statistic")) return FileRole::kOpStatistic;
     if (starts_with(n, "task_time")) return FileRole::kTaskTime;
     if (starts_with(n, "api_statistic")) return FileRole::kApiStatistic;

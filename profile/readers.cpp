@@ -248,7 +248,9 @@ std::string describe_layout(const ColumnMap& m) {
   std::vector<std::string> traits;
   const bool torch = m.header_name(Col::kOpName) == "Name";
   traits.emplace_back(torch ? "torch_npu kernel_details" : "msprof op_summary");
-  if (m.header_name(Col::kBlockDim) == "Block Num") {
+  if (!m.has(Col::kStartTime)) {
+    traits.emplace_back("no start time (msprof op OpBasicInfo: one kernel, no timeline)");
+  } else if (m.header_name(Col::kBlockDim) == "Block Num") {
     traits.emplace_back("Block Num (CANN 9.x / MindStudio 26)");
   } else if (m.header_name(Col::kStartTime) == "Task Start Time") {
     traits.emplace_back("Task Start Time without unit (CANN <= 6.x)");
@@ -262,7 +264,7 @@ std::string describe_layout(const ColumnMap& m) {
     traits.emplace_back("aic_/aiv_ PMU columns");
   } else if (m.has(Col::kAicTotalCycles)) {
     traits.emplace_back("unprefixed PMU columns");
-  } else if (!m.has(Col::kInputShapes)) {
+  } else if (!m.has(Col::kInputShapes) && m.has(Col::kStartTime)) {
     traits.emplace_back("Level0 (no shapes, no PMU)");
   }
   std::string out;
@@ -281,20 +283,20 @@ KernelFileInfo read_kernel_table(const fs::path& file,
   const ColumnMap m(r.header(), r.file(), r.header_line());
   const std::string what = "op_summary/kernel_details";
   m.require(Col::kOpName, what);
-  m.require(Col::kStartTime, what);
   m.require(Col::kDuration, what);
 
   KernelFileInfo info;
   info.file = r.file();
   info.layout = describe_layout(m);
   info.has_step_id = m.has(Col::kStepId);
+  info.has_start_time = m.has(Col::kStartTime);
   info.has_stream_id = m.has(Col::kStreamId);
   info.has_shapes = m.has(Col::kInputShapes) && m.has(Col::kInputDtypes);
   info.has_cycles = m.has(Col::kAicTotalCycles);
   info.has_mte2 = m.has(Col::kAicMte2Ratio) || m.has(Col::kAivMte2Ratio) || m.has(Col::kMte2Ratio);
   info.has_pmu = info.has_cycles || info.has_mte2 || m.has(Col::kAivTotalCycles);
   info.has_cube_utilization = m.has(Col::kCubeUtilization);
-  for (Col c : {Col::kOpType, Col::kTaskType, Col::kWaitTime, Col::kBlockDim, Col::kStreamId,
+  for (Col c : {Col::kStartTime, Col::kOpType, Col::kTaskType, Col::kWaitTime, Col::kBlockDim, Col::kStreamId,
                 Col::kInputShapes, Col::kInputDtypes, Col::kAicTotalCycles,
                 Col::kCubeUtilization}) {
     if (!m.has(c)) info.missing_optional.emplace_back(column_name(c));

@@ -78,6 +78,7 @@ struct KernelFileInfo {
   std::string layout;            ///< e.g. "torch_npu kernel_details (CANN 8.x, aic_/aiv_ PMU)"
   std::uint64_t rows = 0;
   bool has_step_id = false;
+  bool has_start_time = false;   ///< false: msprof op's OpBasicInfo.csv, no timeline (starts 0)
   bool has_stream_id = false;
   bool has_shapes = false;       ///< Input Shapes/Data Types present
   bool has_pmu = false;          ///< any cycle or pipe-time column present
@@ -92,7 +93,8 @@ struct KernelFileInfo {
   std::vector<std::string> broken_row_messages;
 };
 
-/// Streams the rows of an op_summary / kernel_details file to `on_row` (the row object is reused
+/// Streams the rows of an op_summary / kernel_details (or msprof op OpBasicInfo) file to `on_row`
+/// (the row object is reused
 /// between calls: copy what you keep). Throws InputError with file:line(:col) for a missing
 /// required column (listing the columns found), a duplicate header, a wrong delimiter, a
 /// non-numeric value in a numeric column, a truncated last row or an empty file.
