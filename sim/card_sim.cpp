@@ -662,6 +662,7 @@ class CardModel final : public EventTarget {
     const TimeNs now = sim_.now();
     cube_.acquire(si, t->cube, now);
     vector_.acquire(si, t->vector, now);
+    cores_sample(now);
     st.held_cube = t->cube;
     st.held_vector = t->vector;
     st.device_busy = true;
@@ -687,6 +688,7 @@ class CardModel final : public EventTarget {
     if (st.held_cube > 0 || st.held_vector > 0) {
       cube_.release(static_cast<int>(s), st.held_cube, now);
       vector_.release(static_cast<int>(s), st.held_vector, now);
+      cores_sample(now);
       st.held_cube = 0;
       st.held_vector = 0;
     }
@@ -843,6 +845,16 @@ class CardModel final : public EventTarget {
   void span(std::uint32_t track, std::uint32_t name, TimeNs start, TimeNs dur, std::int64_t batch) {
     if (!opt_.trace || result_.trace.size() >= opt_.trace_max_spans) return;
     result_.trace.push_back(TraceSpan{track, name, start, dur, batch});
+  }
+  void cores_sample(TimeNs now) {
+    if (!opt_.trace || result_.trace.size() >= opt_.trace_max_spans) return;
+    const TraceCores c{now, cube_.total() - cube_.free(), vector_.total() - vector_.free()};
+    // several changes at one instant: keep the last
+    if (!result_.trace_cores.empty() && result_.trace_cores.back().at_ns == now) {
+      result_.trace_cores.back() = c;
+    } else {
+      result_.trace_cores.push_back(c);
+    }
   }
   [[nodiscard]] std::uint32_t device_track(std::size_t s) const {
     return static_cast<std::uint32_t>(2 * s);

@@ -51,6 +51,13 @@ struct TraceSpan {
   std::int64_t batch = -1;  ///< batch id, -1 when not tied to one
 };
 
+/// One sample of the busy cores of the card (a counter track of the timeline).
+struct TraceCores {
+  TimeNs at_ns = 0;
+  int cube_busy = 0;
+  int vector_busy = 0;
+};
+
 /// Everything a run measured. Times in the units their names say.
 struct SimResult {
   std::string scenario;
@@ -89,6 +96,7 @@ struct SimResult {
   std::vector<std::string> trace_tracks;
   std::vector<std::string> trace_names;
   std::vector<TraceSpan> trace;
+  std::vector<TraceCores> trace_cores;  ///< busy cores after each change, while recording
 };
 
 /// Checks what can only be checked once the chip is known (core limits, op attributes the

@@ -138,6 +138,20 @@ std::string trace_to_json(const SimResult& r) {
     if (s.batch >= 0) e["args"] = ordered_json{{"batch", s.batch}};
     events.push_back(std::move(e));
   }
+  // Busy cores as counter tracks, beside the streams.
+  for (const TraceCores& c : r.trace_cores) {
+    const double ts = static_cast<double>(c.at_ns) / 1e3;
+    events.push_back(ordered_json{{"name", "cube cores busy"},
+                                  {"ph", "C"},
+                                  {"pid", 1},
+                                  {"ts", ts},
+                                  {"args", {{"busy", c.cube_busy}}}});
+    events.push_back(ordered_json{{"name", "vector cores busy"},
+                                  {"ph", "C"},
+                                  {"pid", 1},
+                                  {"ts", ts},
+                                  {"args", {{"busy", c.vector_busy}}}});
+  }
   ordered_json doc{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}};
   return doc.dump() + "\n";
 }

@@ -165,6 +165,15 @@ TEST_CASE("the trace has one track per stream and resource and ops named as in t
   CHECK(tracks.count("stream 0 device") == 1);
   CHECK(tracks.count("stream 3 host") == 1);
   CHECK(tracks.count("PCIe input copy") == 1);
+  // busy-core counters: the three chunks hold one vector core each at their peak
+  int max_vector = -1;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "C" && e["name"] == "vector cores busy") {
+      max_vector = std::max(max_vector, e["args"]["busy"].get<int>());
+    }
+  }
+  CHECK(max_vector >= 1);
+  CHECK(max_vector <= 3);
 }
 
 TEST_CASE("cards needed is the target traffic over one card's QPS, rounded up",
