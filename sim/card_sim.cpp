@@ -98,6 +98,8 @@ struct Stream {
   TimeNs launch_start_ns = 0;
 };
 
+const char* pool_kind(Unit u) { return u == Unit::kCube || u == Unit::kMix ? "cube" : "vector"; }
+
 std::uint64_t timing_key(std::size_t op, std::uint32_t gear_idx, int cube, int vector, int l2) {
   return (static_cast<std::uint64_t>(op) << 44) | (static_cast<std::uint64_t>(gear_idx) << 32) |
          (static_cast<std::uint64_t>(cube) << 20) | (static_cast<std::uint64_t>(vector) << 8) |
@@ -276,9 +278,13 @@ class CardModel final : public EventTarget {
                              ? hw_.chip.cube_cores
                              : hw_.chip.vector_cores;
         if (bd < 1 || bd > pool || bd != std::floor(bd)) {
-          throw InputError(gop.pos, fmt::format("graph op '{}': attribute block_dim = {}: expected "
-                                                "an integer in [1, {}]",
-                                                info.name, bd, pool));
+          throw InputError(
+              gop.pos,
+              fmt::format("graph op '{}': attribute block_dim = {}: expected an integer in "
+                          "[1, {}], the {} cores of {} (a larger block dim means the "
+                          "profile is from a larger chip, or the op's placement is not {})",
+                          info.name, bd, pool, pool_kind(info.unit), hw_.chip.name,
+                          pool_kind(info.unit)));
         }
         info.fixed_block_dim = static_cast<int>(bd);
       } catch (const InputError& e) {

@@ -334,3 +334,18 @@ TEST_CASE("switching the arrival kind with --set tolerates the file's keys of th
   CHECK_THAT(error_of(p, {"workload.concurrency=4"}),
              Catch::Contains("[workload].concurrency: only used with arrival = \"closed\""));
 }
+
+TEST_CASE("a measured block dim above the chip's cores is an error at the op", "[scenario]") {
+  std::string text = kBase;
+  text.replace(text.find("dtypes = \"FLOAT16\"\n"), 19,
+               "dtypes = \"FLOAT16\"\nduration_us = 5.0\nattrs = { block_dim = 48 }\n");
+  const Scenario s = npusim::test::scenario_from_text(text);
+  try {
+    npusim::sim::check_scenario_fits(s, npusim::test::chip("ascend910b3"));
+    FAIL("expected an error");
+  } catch (const InputError& e) {
+    CHECK(e.pos().line == 8);
+    CHECK_THAT(e.what(), Catch::Contains("attribute block_dim = 48: expected an integer in "
+                                         "[1, 40], the vector cores of ascend910b3"));
+  }
+}
