@@ -80,7 +80,7 @@ TEST_CASE("a step that is not in the profile names the steps found", "[graph]") 
   }
 }
 
-TEST_CASE("--step on a file without a step column is an error", "[graph]") {
+TEST_CASE("graph from-profile --step on a file without a step column is an error", "[graph]") {
   const auto d = discover_profiles(npusim::test::data_dir() + "/profiles/msprof_crafted");
   CHECK_THROWS_AS(graph_from_profile(d.profiles.front(), 1), InputError);
 }

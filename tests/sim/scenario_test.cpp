@@ -69,7 +69,7 @@ TEST_CASE("a scenario loads into typed sections with defaults for optional keys"
   CHECK_FALSE(s.target.p99_ms.has_value());
 }
 
-TEST_CASE("--set overrides are typed by the key and applied before validation", "[scenario]") {
+TEST_CASE("scenario --set overrides are typed by the key and applied before validation", "[scenario]") {
   const Scenario s = npusim::test::scenario_from_text(
       kBase, {"deployment.streams=4", "workload.rate_qps=250", "deployment.gears=[1,2,3]",
               "target.p99_ms=2.5", "workload.batch_size={2 = 1}", "scenario.name=renamed"});
