@@ -39,5 +39,6 @@ void register_validate(CLI::App& app);
 void register_simulate(CLI::App& app);
 void register_accuracy(CLI::App& app);
 void register_calibrate(CLI::App& app);
+void register_sweep(CLI::App& app);
 
 }  // namespace npusim::app

@@ -1,0 +1,868 @@
+#include "sim/sweep.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <toml++/toml.h>
+#include <utility>
+
+#include "model/error.h"
+
+namespace npusim::sim {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+const SourcePos kCmd{"<command line>", 0, 0};
+
+// A grid larger than this is almost certainly a typo in a range (1..100000:1 on three axes); a
+// sweep that big is run as shards of smaller grids.
+constexpr std::size_t kMaxGridPoints = 10'000'000;
+// A rate doubled this often and still meeting the P99 is not a Poisson bottleneck any more.
+constexpr int kMaxRateDoublings = 30;
+
+std::string trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return std::string(s);
+}
+
+bool is_integer_text(const std::string& s) {
+  if (s.empty()) return false;
+  std::int64_t v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+std::optional<double> parse_number(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  double v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+// Items of a list, split on commas outside brackets and braces (a gear list is one value).
+std::vector<std::string> split_items(const std::string& text) {
+  std::vector<std::string> items;
+  int depth = 0;
+  std::string cur;
+  for (const char c : text) {
+    if (c == '[' || c == '{') ++depth;
+    if (c == ']' || c == '}') --depth;
+    if (c == ',' && depth == 0) {
+      items.push_back(trim(cur));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  items.push_back(trim(cur));
+  return items;
+}
+
+void expand_range(const std::string& item, std::size_t dots, const std::string& what,
+                  std::vector<std::string>& out) {
+  const std::string a = trim(std::string_view(item).substr(0, dots));
+  std::string b = trim(std::string_view(item).substr(dots + 2));
+  std::string step = "1";
+  if (const std::size_t colon = b.find(':'); colon != std::string::npos) {
+    step = trim(std::string_view(b).substr(colon + 1));
+    b = trim(std::string_view(b).substr(0, colon));
+  }
+  const auto fail = [&](const std::string& why) {
+    throw InputError(kCmd, fmt::format("{}: range '{}': {}", what, item, why));
+  };
+  const auto lo = parse_number(a);
+  const auto hi = parse_number(b);
+  const auto st = parse_number(step);
+  if (!lo || !hi || !st) fail("expected a..b or a..b:step with numbers");
+  if (*st <= 0) fail("the step must be > 0");
+  if (*hi < *lo) fail("the end is below the start");
+  if (is_integer_text(a) && is_integer_text(b) && is_integer_text(step)) {
+    std::int64_t s = 0;
+    std::int64_t e = 0;
+    std::int64_t d = 0;
+    std::from_chars(a.data(), a.data() + a.size(), s);
+    std::from_chars(b.data(), b.data() + b.size(), e);
+    std::from_chars(step.data(), step.data() + step.size(), d);
+    if (static_cast<std::uint64_t>((e - s) / d) >= kMaxGridPoints) fail("too many values");
+    for (std::int64_t v = s; v <= e; v += d) out.push_back(std::to_string(v));
+    return;
+  }
+  // Decimal: value i is start + i*step (no accumulated rounding); the end is included when the
+  // step lands on it up to rounding of the decimal texts.
+  const double count_d = std::floor((*hi - *lo) / *st * (1 + 1e-12) + 1e-9) + 1;
+  if (count_d > static_cast<double>(kMaxGridPoints)) fail("too many values");
+  const auto count = static_cast<std::size_t>(count_d);
+  for (std::size_t i = 0; i < count; ++i) {
+    const double v = *lo + static_cast<double>(i) * *st;
+    std::string t = fmt::format("{}", v);
+    // TOML reads "3" as an integer; a decimal range gives floats throughout
+    if (t.find_first_of(".eE") == std::string::npos) t += ".0";
+    out.push_back(std::move(t));
+  }
+}
+
+std::string point_label(const std::vector<std::string>& keys,
+                        const std::vector<std::string>& values) {
+  std::string s;
+  for (std::size_t i = 0; i < keys.size() && i < values.size(); ++i) {
+    s += fmt::format("{}{}={}", i ? ", " : "", keys[i], values[i]);
+  }
+  return s;
+}
+
+// The values of grid point `index`: mixed radix, last axis fastest.
+std::vector<std::string> values_of(const std::vector<SweepAxis>& axes, std::size_t index) {
+  std::vector<std::string> v(axes.size());
+  for (std::size_t a = axes.size(); a-- > 0;) {
+    const std::size_t n = axes[a].values.size();
+    v[a] = axes[a].values[index % n];
+    index /= n;
+  }
+  return v;
+}
+
+// What the sweep needs to build each point's scenario.
+struct Plan {
+  const SweepSpec* spec = nullptr;
+  bool file_lists_gears = false;     // max_gear is then applied to the scenario's own gears
+  std::vector<std::int64_t> base_gears;
+  bool reload_hw = false;            // an axis changes the chip or its overlays
+  std::shared_ptr<const HwSpec> hw;  // the baseline's chip, shared read-only by all points
+};
+
+std::vector<std::string> point_sets(const Plan& plan, const std::vector<std::string>& values) {
+  std::vector<std::string> sets = plan.spec->sets;
+  for (std::size_t a = 0; a < values.size(); ++a) {
+    const std::string& key = plan.spec->axes[a].key;
+    if (key == "deployment.max_gear" && plan.file_lists_gears) {
+      // The scenario lists its compiled gears, so "max gear n" keeps its gears up to n and
+      // adds n; max_gear itself would clash with the listed gears.
+      std::int64_t n = 0;
+      const std::string& t = values[a];
+      const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), n);
+      if (ec != std::errc() || p != t.data() + t.size() || n < 1) {
+        throw InputError(kCmd, fmt::format("--vary deployment.max_gear: '{}' is not a batch size "
+                                           "(an integer >= 1)",
+                                           t));
+      }
+      std::vector<std::int64_t> g;
+      for (const std::int64_t x : plan.base_gears) {
+        if (x <= n) g.push_back(x);
+      }
+      if (g.empty() || g.back() != n) g.push_back(n);
+      std::string list;
+      for (const std::int64_t x : g) list += (list.empty() ? "" : ", ") + std::to_string(x);
+      sets.push_back(fmt::format("deployment.gears=[{}]", list));
+    } else {
+      sets.push_back(key + "=" + values[a]);
+    }
+  }
+  return sets;
+}
+
+// Core partitions that add up to more cores than the chip has cannot be deployed.
+std::optional<std::string> infeasible(const Scenario& sc, const HwSpec& hw) {
+  const Deployment& d = sc.deployment;
+  const auto check = [&](int limit, int cores, const char* kind) -> std::optional<std::string> {
+    if (limit <= 0) return std::nullopt;
+    const std::int64_t need = std::int64_t{d.streams} * limit;
+    if (need <= cores) return std::nullopt;
+    return fmt::format("{} streams x {} {} cores = {} > the chip's {}", d.streams, limit, kind,
+                       need, cores);
+  };
+  if (auto why = check(d.cube_cores_per_stream, hw.chip.cube_cores, "cube")) return why;
+  return check(d.vector_cores_per_stream, hw.chip.vector_cores, "vector");
+}
+
+void fill_metrics(SweepPoint& p, const SimResult& r) {
+  p.qps = r.qps;
+  p.throughput = r.throughput;
+  p.p50_ms = r.latency.p50_ms;
+  p.p99_ms = r.latency.p99_ms;
+  p.cube_utilization = r.cube_utilization;
+  p.vector_utilization = r.vector_utilization;
+  p.cards_needed = r.cards_needed;
+  p.p99_met = r.p99_met;
+}
+
+// Highest Poisson rate whose P99 meets the target: double the rate until it fails, then bisect.
+void find_max_qps(SweepPoint& p, Scenario sc, const HwSpec& hw, double tolerance) {
+  const double target = *sc.target.p99_ms;
+  const double start = sc.workload.rate_qps;
+  const auto run_at = [&](double rate) {
+    sc.workload.rate_qps = rate;
+    ++p.simulations;
+    return simulate(sc, hw);
+  };
+  double lo = 0;
+  double hi = start;
+  std::optional<SimResult> at_lo;
+  SimResult last = run_at(hi);
+  if (last.latency.p99_ms <= target) {
+    for (int i = 0; i < kMaxRateDoublings && last.latency.p99_ms <= target; ++i) {
+      lo = hi;
+      at_lo = std::move(last);
+      hi *= 2;
+      last = run_at(hi);
+    }
+    if (last.latency.p99_ms <= target) {  // never failed: report the highest rate tried
+      lo = hi;
+      at_lo = std::move(last);
+    }
+  }
+  // While nothing has met the target, stop once the rate is a `tolerance` share of the start:
+  // the target is then below what this point reaches even almost idle.
+  while (lo > 0 ? hi - lo > tolerance * hi : hi > tolerance * start) {
+    const double mid = (lo + hi) / 2;
+    SimResult r = run_at(mid);
+    if (r.latency.p99_ms <= target) {
+      lo = mid;
+      at_lo = std::move(r);
+    } else {
+      hi = mid;
+      last = std::move(r);
+    }
+  }
+  fill_metrics(p, at_lo ? *at_lo : last);
+  p.max_qps = lo;
+}
+
+// The baseline is simulated as it is (`check` false): it is the reference, not a choice.
+SweepPoint run_point(const Plan& plan, std::size_t index, const std::vector<std::string>& values,
+                     bool check) {
+  SweepPoint p;
+  p.index = index;
+  p.values = values;
+  const SweepSpec& spec = *plan.spec;
+  const Scenario sc = load_scenario(spec.scenario_file, point_sets(plan, values));
+  std::shared_ptr<const HwSpec> hw = plan.hw;
+  if (plan.reload_hw) hw = std::make_shared<const HwSpec>(load_scenario_hw(sc, spec.hw_dirs));
+  if (auto why = check ? infeasible(sc, *hw) : std::nullopt) {
+    p.feasible = false;
+    p.skip_reason = *why;
+    return p;
+  }
+  if (spec.find_max_qps) {
+    if (sc.workload.arrival != ArrivalKind::kPoisson) {
+      throw InputError(kCmd, "--find-max-qps searches the Poisson rate: the scenario's "
+                             "workload.arrival must be \"poisson\"");
+    }
+    if (!sc.target.p99_ms) {
+      throw InputError(kCmd, "--find-max-qps needs target.p99_ms (in the scenario or --set)");
+    }
+    find_max_qps(p, sc, *hw, spec.max_qps_tolerance);
+  } else {
+    p.simulations = 1;
+    fill_metrics(p, simulate(sc, *hw));
+  }
+  return p;
+}
+
+Plan make_plan(const SweepSpec& spec) {
+  Plan plan;
+  plan.spec = &spec;
+  // Errors in the scenario itself surface here, before any thread starts.
+  const Scenario base = load_scenario(spec.scenario_file, spec.sets);
+  plan.hw = std::make_shared<const HwSpec>(load_scenario_hw(base, spec.hw_dirs));
+  plan.base_gears = base.deployment.gears;
+  // load_scenario has parsed the file already, so this parse cannot fail on syntax.
+  const toml::table file = toml::parse_file(spec.scenario_file.string());
+  plan.file_lists_gears = file["deployment"]["gears"].is_array();
+  for (const std::string& s : spec.sets) {
+    if (trim(s.substr(0, s.find('='))) == "deployment.gears") plan.file_lists_gears = true;
+  }
+  for (const SweepAxis& a : spec.axes) {
+    if (a.key.rfind("scenario.", 0) == 0) plan.reload_hw = true;
+  }
+  return plan;
+}
+
+void check_spec(const SweepSpec& spec) {
+  std::map<std::string, int> seen;
+  for (const SweepAxis& a : spec.axes) {
+    if (a.values.empty()) throw InputError(kCmd, fmt::format("--vary {}: no values", a.key));
+    if (seen[a.key]++ > 0) {
+      throw InputError(kCmd, fmt::format("--vary {} is given twice; list all its values in one "
+                                         "--vary",
+                                         a.key));
+    }
+    for (const std::string& s : spec.sets) {
+      if (trim(s.substr(0, s.find('='))) == a.key) {
+        throw InputError(kCmd, fmt::format("{} is both fixed (--set) and varied (--vary)", a.key));
+      }
+    }
+  }
+  if (spec.shard.n == 0 || spec.shard.k >= spec.shard.n) {
+    throw InputError(kCmd, "--shard K/N needs 0 <= K < N");
+  }
+  if (!(spec.max_qps_tolerance > 0 && spec.max_qps_tolerance < 1)) {
+    throw InputError(kCmd, "the max-QPS tolerance must be in (0, 1)");
+  }
+}
+
+std::size_t grid_size(const std::vector<SweepAxis>& axes) {
+  std::size_t n = 1;
+  for (const SweepAxis& a : axes) {
+    if (n > kMaxGridPoints / a.values.size()) {
+      throw InputError(kCmd, fmt::format("the grid has more than {} points; split the sweep",
+                                         kMaxGridPoints));
+    }
+    n *= a.values.size();
+  }
+  return n;
+}
+
+// Ranking of points for "best": higher throughput, then lower P99, then lower index.
+bool better(const SweepPoint& a, const SweepPoint& b) {
+  if (a.throughput != b.throughput) return a.throughput > b.throughput;
+  if (a.p99_ms != b.p99_ms) return a.p99_ms < b.p99_ms;
+  return a.index < b.index;
+}
+
+// JSON numbers: null for absent optionals.
+template <typename T>
+Json opt(const std::optional<T>& v) {
+  return v ? Json(*v) : Json(nullptr);
+}
+
+Json point_json(const SweepPoint& p, bool with_index) {
+  Json j;
+  if (with_index) j["index"] = p.index;
+  j["values"] = p.values;
+  j["feasible"] = p.feasible;
+  if (!p.feasible) {
+    j["skip_reason"] = p.skip_reason;
+    return j;
+  }
+  j["qps"] = p.qps;
+  j["throughput"] = p.throughput;
+  j["p50_ms"] = p.p50_ms;
+  j["p99_ms"] = p.p99_ms;
+  j["cube_utilization"] = p.cube_utilization;
+  j["vector_utilization"] = p.vector_utilization;
+  j["cards_needed"] = opt(p.cards_needed);
+  j["p99_met"] = opt(p.p99_met);
+  j["max_qps"] = opt(p.max_qps);
+  j["simulations"] = p.simulations;
+  j["pareto"] = p.pareto;
+  return j;
+}
+
+// Reads a JSON document field by field, naming the file and the field in every error.
+class JsonReader {
+ public:
+  explicit JsonReader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw InputError({file_, 0, 0}, what);
+  }
+  const Json& field(const Json& obj, const char* key, const std::string& where) const {
+    if (!obj.is_object() || !obj.contains(key)) {
+      fail(fmt::format("{}: missing '{}' (is this the --json output of npusim sweep?)", where,
+                       key));
+    }
+    return obj.at(key);
+  }
+  double number(const Json& obj, const char* key, const std::string& where) const {
+    const Json& v = field(obj, key, where);
+    if (!v.is_number()) fail(fmt::format("{}.{}: expected a number", where, key));
+    return v.get<double>();
+  }
+  std::size_t count(const Json& obj, const char* key, const std::string& where) const {
+    const Json& v = field(obj, key, where);
+    if (!v.is_number_unsigned()) fail(fmt::format("{}.{}: expected an integer >= 0", where, key));
+    return v.get<std::size_t>();
+  }
+  bool boolean(const Json& obj, const char* key, const std::string& where) const {
+    const Json& v = field(obj, key, where);
+    if (!v.is_boolean()) fail(fmt::format("{}.{}: expected true or false", where, key));
+    return v.get<bool>();
+  }
+  std::string string(const Json& obj, const char* key, const std::string& where) const {
+    const Json& v = field(obj, key, where);
+    if (!v.is_string()) fail(fmt::format("{}.{}: expected a string", where, key));
+    return v.get<std::string>();
+  }
+  std::vector<std::string> strings(const Json& obj, const char* key,
+                                   const std::string& where) const {
+    const Json& v = field(obj, key, where);
+    std::vector<std::string> out;
+    if (!v.is_array()) fail(fmt::format("{}.{}: expected a list of strings", where, key));
+    for (const Json& s : v) {
+      if (!s.is_string()) fail(fmt::format("{}.{}: expected a list of strings", where, key));
+      out.push_back(s.get<std::string>());
+    }
+    return out;
+  }
+  std::optional<double> opt_number(const Json& obj, const char* key,
+                                   const std::string& where) const {
+    if (field(obj, key, where).is_null()) return std::nullopt;
+    return number(obj, key, where);
+  }
+  std::optional<std::int64_t> opt_integer(const Json& obj, const char* key,
+                                          const std::string& where) const {
+    const Json& v = field(obj, key, where);
+    if (v.is_null()) return std::nullopt;
+    if (!v.is_number_integer()) fail(fmt::format("{}.{}: expected an integer", where, key));
+    return v.get<std::int64_t>();
+  }
+  std::optional<bool> opt_boolean(const Json& obj, const char* key,
+                                  const std::string& where) const {
+    if (field(obj, key, where).is_null()) return std::nullopt;
+    return boolean(obj, key, where);
+  }
+
+  SweepPoint point(const Json& j, const std::string& where, bool with_index) const {
+    SweepPoint p;
+    if (with_index) p.index = count(j, "index", where);
+    p.values = strings(j, "values", where);
+    p.feasible = boolean(j, "feasible", where);
+    if (!p.feasible) {
+      p.skip_reason = string(j, "skip_reason", where);
+      return p;
+    }
+    p.qps = number(j, "qps", where);
+    p.throughput = number(j, "throughput", where);
+    p.p50_ms = number(j, "p50_ms", where);
+    p.p99_ms = number(j, "p99_ms", where);
+    p.cube_utilization = number(j, "cube_utilization", where);
+    p.vector_utilization = number(j, "vector_utilization", where);
+    p.cards_needed = opt_integer(j, "cards_needed", where);
+    p.p99_met = opt_boolean(j, "p99_met", where);
+    p.max_qps = opt_number(j, "max_qps", where);
+    p.simulations = static_cast<std::int64_t>(count(j, "simulations", where));
+    p.pareto = boolean(j, "pareto", where);
+    return p;
+  }
+
+ private:
+  std::string file_;
+};
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (const char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string opt_text(const std::optional<std::int64_t>& v) {
+  return v ? std::to_string(*v) : std::string();
+}
+
+}  // namespace
+
+std::vector<std::string> parse_sweep_values(const std::string& text, const std::string& what) {
+  std::vector<std::string> out;
+  for (const std::string& item : split_items(text)) {
+    if (item.empty()) {
+      throw InputError(kCmd, fmt::format("{}: empty value in '{}'", what, text));
+    }
+    const std::size_t dots = item.find("..");
+    if (dots != std::string::npos && item.front() != '[' && item.front() != '{' &&
+        item.front() != '"') {
+      expand_range(item, dots, what, out);
+    } else {
+      out.push_back(item);
+    }
+  }
+  return out;
+}
+
+SweepAxis parse_sweep_axis(const std::string& spec) {
+  const std::size_t eq = spec.find('=');
+  if (eq == std::string::npos) {
+    throw InputError(kCmd, fmt::format("--vary '{}': expected section.key=values", spec));
+  }
+  SweepAxis axis;
+  axis.key = trim(std::string_view(spec).substr(0, eq));
+  const std::vector<std::string>& keys = scenario_keys();
+  if (std::find(keys.begin(), keys.end(), axis.key) == keys.end()) {
+    std::string list;
+    for (const std::string& k : keys) list += (list.empty() ? "" : ", ") + k;
+    throw InputError(kCmd, fmt::format("--vary '{}': unknown key '{}'; accepted keys: {}", spec,
+                                       axis.key, list));
+  }
+  axis.values = parse_sweep_values(spec.substr(eq + 1), fmt::format("--vary '{}'", spec));
+  return axis;
+}
+
+SweepShard parse_sweep_shard(const std::string& text) {
+  const std::size_t slash = text.find('/');
+  const std::string k = slash == std::string::npos ? "" : trim(text.substr(0, slash));
+  const std::string n = slash == std::string::npos ? "" : trim(text.substr(slash + 1));
+  SweepShard s;
+  const auto [pk, ek] = std::from_chars(k.data(), k.data() + k.size(), s.k);
+  const auto [pn, en] = std::from_chars(n.data(), n.data() + n.size(), s.n);
+  if (k.empty() || n.empty() || ek != std::errc() || en != std::errc() ||
+      pk != k.data() + k.size() || pn != n.data() + n.size() || s.n == 0 || s.k >= s.n) {
+    throw InputError(kCmd, fmt::format("--shard '{}': expected K/N with 0 <= K < N (K counts from "
+                                       "0, e.g. $SLURM_ARRAY_TASK_ID/N)",
+                                       text));
+  }
+  return s;
+}
+
+std::size_t SweepResult::skipped() const noexcept {
+  return static_cast<std::size_t>(std::count_if(
+      points.begin(), points.end(), [](const SweepPoint& p) { return !p.feasible; }));
+}
+
+SweepResult run_sweep(const SweepSpec& spec, unsigned jobs, const SweepProgress& progress) {
+  check_spec(spec);
+  const std::size_t grid = grid_size(spec.axes);
+  const Plan plan = make_plan(spec);
+
+  std::vector<std::size_t> mine;
+  for (std::size_t i = spec.shard.k; i < grid; i += spec.shard.n) mine.push_back(i);
+  // Task 0 is the baseline, task t > 0 is point mine[t - 1]; results land in their own slot, so
+  // the order of completion (which depends on the threads) never shows in the output.
+  const std::size_t tasks = mine.size() + 1;
+  std::vector<SweepPoint> out(tasks);
+  std::vector<std::exception_ptr> errors(tasks);
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex progress_mutex;
+  std::size_t done = 0;
+
+  const auto worker = [&] {
+    while (!failed.load()) {
+      const std::size_t t = next.fetch_add(1);
+      if (t >= tasks) return;
+      try {
+        if (t == 0) {
+          out[0] = run_point(plan, 0, {}, false);
+          out[0].values.clear();
+        } else {
+          const std::size_t index = mine[t - 1];
+          const std::vector<std::string> values = values_of(spec.axes, index);
+          try {
+            out[t] = run_point(plan, index, values, true);
+          } catch (const InputError& e) {
+            std::vector<std::string> keys;
+            for (const SweepAxis& a : spec.axes) keys.push_back(a.key);
+            throw InputError(e.pos(), fmt::format("sweep point {} ({}): {}", index,
+                                                  point_label(keys, values), e.detail()));
+          }
+        }
+      } catch (...) {
+        errors[t] = std::current_exception();
+        failed.store(true);
+      }
+      const std::lock_guard<std::mutex> lock(progress_mutex);
+      ++done;
+      if (progress) progress(done, tasks);
+    }
+  };
+  unsigned n = jobs == 0 ? std::max(1u, std::thread::hardware_concurrency()) : jobs;
+  n = static_cast<unsigned>(std::min<std::size_t>(n, tasks));
+  std::vector<std::thread> threads;
+  for (unsigned i = 1; i < n; ++i) threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+
+  SweepResult r;
+  const Scenario base = load_scenario(spec.scenario_file, spec.sets);
+  r.scenario = base.info.name;
+  r.scenario_file = spec.scenario_file.string();
+  r.sets = spec.sets;
+  for (const SweepAxis& a : spec.axes) r.keys.push_back(a.key);
+  r.grid_points = grid;
+  r.shard = spec.shard;
+  r.find_max_qps = spec.find_max_qps;
+  r.target_p99_ms = base.target.p99_ms;
+  r.target_traffic_qps = base.target.traffic_qps;
+  r.baseline = std::move(out[0]);
+  r.points.assign(std::make_move_iterator(out.begin() + 1), std::make_move_iterator(out.end()));
+  analyse_sweep(r);
+  return r;
+}
+
+void analyse_sweep(SweepResult& r) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < r.points.size(); ++i) {
+    r.points[i].pareto = false;
+    if (r.points[i].feasible) order.push_back(i);
+  }
+  // Pareto front (max throughput, min P99): walk by throughput descending; a point is dominated
+  // when a point of strictly higher throughput has a P99 no higher, or one of equal throughput
+  // has a strictly lower P99.
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const SweepPoint& x = r.points[a];
+    const SweepPoint& y = r.points[b];
+    if (x.throughput != y.throughput) return x.throughput > y.throughput;
+    if (x.p99_ms != y.p99_ms) return x.p99_ms < y.p99_ms;
+    return x.index < y.index;
+  });
+  double best_p99_above = std::numeric_limits<double>::infinity();
+  for (std::size_t g = 0; g < order.size();) {
+    std::size_t e = g;
+    while (e < order.size() && r.points[order[e]].throughput == r.points[order[g]].throughput) ++e;
+    const double group_min = r.points[order[g]].p99_ms;  // sorted ascending within the group
+    for (std::size_t i = g; i < e; ++i) {
+      const double p99 = r.points[order[i]].p99_ms;
+      r.points[order[i]].pareto = !(best_p99_above <= p99) && !(group_min < p99);
+    }
+    best_p99_above = std::min(best_p99_above, group_min);
+    g = e;
+  }
+
+  r.best.reset();
+  r.fewest_cards.reset();
+  for (const std::size_t i : order) {
+    const SweepPoint& p = r.points[i];
+    const bool meets = !r.target_p99_ms || p.p99_ms <= *r.target_p99_ms;
+    if (!meets) continue;
+    if (!r.best || better(p, r.points[*r.best])) r.best = i;
+    if (p.cards_needed) {
+      const SweepPoint* f = r.fewest_cards ? &r.points[*r.fewest_cards] : nullptr;
+      if (f == nullptr || *p.cards_needed < *f->cards_needed ||
+          (*p.cards_needed == *f->cards_needed && better(p, *f))) {
+        r.fewest_cards = i;
+      }
+    }
+  }
+}
+
+std::string sweep_to_json(const SweepResult& r) {
+  Json j;
+  j["npusim_sweep"] = 1;
+  j["scenario"] = r.scenario;
+  j["scenario_file"] = r.scenario_file;
+  j["sets"] = r.sets;
+  j["keys"] = r.keys;
+  j["grid_points"] = r.grid_points;
+  j["shard"] = {{"k", r.shard.k}, {"n", r.shard.n}};
+  j["find_max_qps"] = r.find_max_qps;
+  j["target"] = {{"p99_ms", opt(r.target_p99_ms)}, {"traffic_qps", opt(r.target_traffic_qps)}};
+  j["baseline"] = point_json(r.baseline, false);
+  j["skipped"] = r.skipped();
+  j["best"] = r.best ? Json(r.points[*r.best].index) : Json(nullptr);
+  j["fewest_cards"] = r.fewest_cards ? Json(r.points[*r.fewest_cards].index) : Json(nullptr);
+  Json pts = Json::array();
+  for (const SweepPoint& p : r.points) pts.push_back(point_json(p, true));
+  j["points"] = std::move(pts);
+  return j.dump(1) + "\n";
+}
+
+SweepResult sweep_from_json(const std::string& text, const std::string& file) {
+  const JsonReader in(file);
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    in.fail(fmt::format("not valid JSON ({})", e.what()));
+  }
+  if (!j.is_object() || !j.contains("npusim_sweep")) {
+    in.fail("not a sweep result (no 'npusim_sweep' key; write one with npusim sweep --json)");
+  }
+  if (j["npusim_sweep"] != 1) in.fail("unsupported sweep format version (expected 1)");
+  SweepResult r;
+  r.scenario = in.string(j, "scenario", "sweep");
+  r.scenario_file = in.string(j, "scenario_file", "sweep");
+  r.sets = in.strings(j, "sets", "sweep");
+  r.keys = in.strings(j, "keys", "sweep");
+  r.grid_points = in.count(j, "grid_points", "sweep");
+  const Json& shard = in.field(j, "shard", "sweep");
+  r.shard.k = in.count(shard, "k", "shard");
+  r.shard.n = in.count(shard, "n", "shard");
+  if (r.shard.n == 0 || r.shard.k >= r.shard.n) in.fail("shard: expected 0 <= k < n");
+  r.find_max_qps = in.boolean(j, "find_max_qps", "sweep");
+  const Json& target = in.field(j, "target", "sweep");
+  r.target_p99_ms = in.opt_number(target, "p99_ms", "target");
+  r.target_traffic_qps = in.opt_number(target, "traffic_qps", "target");
+  r.baseline = in.point(in.field(j, "baseline", "sweep"), "baseline", false);
+  const Json& pts = in.field(j, "points", "sweep");
+  if (!pts.is_array()) in.fail("points: expected a list");
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    SweepPoint p = in.point(pts[i], fmt::format("points[{}]", i), true);
+    if (p.values.size() != r.keys.size()) {
+      in.fail(fmt::format("points[{}]: {} values for {} keys", i, p.values.size(), r.keys.size()));
+    }
+    if (p.index >= r.grid_points) {
+      in.fail(fmt::format("points[{}]: index {} outside the grid of {} points", i, p.index,
+                          r.grid_points));
+    }
+    if (p.index % r.shard.n != r.shard.k) {
+      in.fail(fmt::format("points[{}]: index {} does not belong to shard {}/{}", i, p.index,
+                          r.shard.k, r.shard.n));
+    }
+    if (!r.points.empty() && p.index <= r.points.back().index) {
+      in.fail(fmt::format("points[{}]: indices must ascend", i));
+    }
+    r.points.push_back(std::move(p));
+  }
+  analyse_sweep(r);
+  return r;
+}
+
+SweepResult merge_sweeps(const std::vector<SweepResult>& shards,
+                         const std::vector<std::string>& files) {
+  NPUSIM_CHECK(shards.size() == files.size());
+  if (shards.empty()) throw InputError(kCmd, "merge: no shard files given");
+  const SweepResult& first = shards.front();
+  std::vector<int> seen(first.shard.n, -1);
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    const SweepResult& s = shards[i];
+    const auto differs = [&](const char* what) {
+      throw InputError({files[i], 0, 0},
+                       fmt::format("not a shard of the same sweep as {}: its {} differ(s)",
+                                   files[0], what));
+    };
+    if (s.scenario != first.scenario || s.scenario_file != first.scenario_file) {
+      differs("scenario");
+    }
+    if (s.sets != first.sets) differs("--set overrides");
+    if (s.keys != first.keys || s.grid_points != first.grid_points) differs("--vary axes");
+    if (s.shard.n != first.shard.n) differs("shard count");
+    if (s.find_max_qps != first.find_max_qps) differs("--find-max-qps");
+    if (s.target_p99_ms != first.target_p99_ms || s.target_traffic_qps != first.target_traffic_qps) {
+      differs("target");
+    }
+    if (seen[s.shard.k] >= 0) {
+      throw InputError({files[i], 0, 0},
+                       fmt::format("shard {}/{} is also in {}", s.shard.k, s.shard.n,
+                                   files[static_cast<std::size_t>(seen[s.shard.k])]));
+    }
+    seen[s.shard.k] = static_cast<int>(i);
+  }
+  std::string missing;
+  for (std::size_t k = 0; k < seen.size(); ++k) {
+    if (seen[k] < 0) missing += fmt::format("{}{}/{}", missing.empty() ? "" : ", ", k, first.shard.n);
+  }
+  if (!missing.empty()) throw InputError(kCmd, "merge: missing shard(s) " + missing);
+
+  SweepResult r = first;
+  r.shard = SweepShard{};
+  r.points.clear();
+  for (const SweepResult& s : shards) r.points.insert(r.points.end(), s.points.begin(), s.points.end());
+  std::sort(r.points.begin(), r.points.end(),
+            [](const SweepPoint& a, const SweepPoint& b) { return a.index < b.index; });
+  NPUSIM_CHECK(r.points.size() == r.grid_points);
+  analyse_sweep(r);
+  return r;
+}
+
+std::string sweep_to_csv(const SweepResult& r) {
+  std::string s = "index";
+  for (const std::string& k : r.keys) s += "," + csv_field(k);
+  s += ",feasible,qps,throughput,p50_ms,p99_ms,cube_utilization,vector_utilization,cards_needed,"
+       "p99_met,max_qps,pareto,skip_reason\n";
+  for (const SweepPoint& p : r.points) {
+    s += std::to_string(p.index);
+    for (const std::string& v : p.values) s += "," + csv_field(v);
+    if (!p.feasible) {
+      s += ",false,,,,,,,,,,," + csv_field(p.skip_reason) + "\n";
+      continue;
+    }
+    s += fmt::format(",true,{:.3f},{:.3f},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{},{},\n", p.qps,
+                     p.throughput, p.p50_ms, p.p99_ms, p.cube_utilization, p.vector_utilization,
+                     opt_text(p.cards_needed),
+                     p.p99_met ? (*p.p99_met ? "true" : "false") : "",
+                     p.max_qps ? fmt::format("{:.3f}", *p.max_qps) : "",
+                     p.pareto ? "true" : "false");
+  }
+  return s;
+}
+
+std::string sweep_to_text(const SweepResult& r) {
+  std::vector<std::string> head = r.keys;
+  if (r.find_max_qps) head.emplace_back("max QPS");
+  for (const char* h : {"QPS", "samples/s", "P50 ms", "P99 ms", "cube %", "vector %", "cards"}) {
+    head.emplace_back(h);
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const SweepPoint& p : r.points) {
+    if (!p.feasible) continue;
+    std::vector<std::string> row = p.values;
+    if (r.find_max_qps) row.push_back(fmt::format("{:.0f}", p.max_qps.value_or(0)));
+    row.push_back(fmt::format("{:.0f}", p.qps));
+    row.push_back(fmt::format("{:.0f}", p.throughput));
+    row.push_back(fmt::format("{:.3f}", p.p50_ms));
+    row.push_back(fmt::format("{:.3f}{}", p.p99_ms, p.p99_met && !*p.p99_met ? "!" : ""));
+    row.push_back(fmt::format("{:.1f}", 100 * p.cube_utilization));
+    row.push_back(fmt::format("{:.1f}", 100 * p.vector_utilization));
+    row.push_back(p.cards_needed ? std::to_string(*p.cards_needed) : "-");
+    row.push_back(p.pareto ? "*" : "");
+    rows.push_back(std::move(row));
+  }
+  head.emplace_back("front");
+  std::vector<std::size_t> width(head.size());
+  for (std::size_t c = 0; c < head.size(); ++c) {
+    width[c] = head[c].size();
+    for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
+  }
+  std::string s = fmt::format("sweep of {}: {} point(s){}, {} simulated, {} skipped\n", r.scenario,
+                              r.grid_points,
+                              r.shard.n > 1 ? fmt::format(" (shard {}/{})", r.shard.k, r.shard.n)
+                                            : std::string(),
+                              r.points.size() - r.skipped(), r.skipped());
+  const auto line = [&](const std::vector<std::string>& cells) {
+    std::string l;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      l += fmt::format("{}{:>{}}", c ? "  " : "", cells[c], width[c]);
+    }
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    s += l + "\n";
+  };
+  line(head);
+  for (const auto& row : rows) line(row);
+  s += "* = on the Pareto front of throughput against P99; ! = P99 above the target\n";
+  if (r.skipped() > 0) {
+    const auto it = std::find_if(r.points.begin(), r.points.end(),
+                                 [](const SweepPoint& p) { return !p.feasible; });
+    s += fmt::format("skipped {} infeasible point(s), e.g. {}: {}\n", r.skipped(),
+                     point_label(r.keys, it->values), it->skip_reason);
+  }
+  const std::string target =
+      r.target_p99_ms ? fmt::format("P99 <= {} ms", *r.target_p99_ms) : std::string("no target");
+  const SweepPoint& b = r.baseline;
+  const auto rate = [&](const SweepPoint& p) {
+    return r.find_max_qps ? fmt::format("max {:.0f} QPS", p.max_qps.value_or(0))
+                          : fmt::format("{:.0f} QPS", p.qps);
+  };
+  if (r.best) {
+    const SweepPoint& p = r.points[*r.best];
+    const double gain = b.feasible && b.throughput > 0 ? p.throughput / b.throughput - 1 : 0;
+    s += fmt::format("best under {}: {} -> {:.0f} samples/s, {}, P99 {:.3f} ms; {:+.1f}% "
+                     "throughput over the scenario's own configuration ({:.0f} samples/s, P99 "
+                     "{:.3f} ms)\n",
+                     target, point_label(r.keys, p.values), p.throughput, rate(p), p.p99_ms,
+                     100 * gain, b.throughput, b.p99_ms);
+  } else {
+    s += fmt::format("no point meets {}\n", target);
+  }
+  if (r.target_traffic_qps) {
+    if (r.fewest_cards) {
+      const SweepPoint& p = r.points[*r.fewest_cards];
+      s += fmt::format("fewest cards for {:.0f} QPS{}: {} -> {} card(s) (the scenario's own: {})\n",
+                       *r.target_traffic_qps,
+                       r.target_p99_ms ? fmt::format(" at {}", target) : std::string(),
+                       point_label(r.keys, p.values), *p.cards_needed,
+                       b.cards_needed ? std::to_string(*b.cards_needed) : std::string("-"));
+    } else {
+      s += fmt::format("no point carries {:.0f} QPS at {}\n", *r.target_traffic_qps, target);
+    }
+  }
+  return s;
+}
+
+}  // namespace npusim::sim
