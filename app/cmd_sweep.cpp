@@ -13,6 +13,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -58,6 +59,8 @@ struct CompareArgs {
   std::string scenario;
   std::vector<std::string> sets;
   bool json = false;
+  bool find_max_qps = false;
+  double max_qps_tolerance = 0.02;
 };
 
 struct MergeArgs {
@@ -163,7 +166,19 @@ struct Side {
   sim::SimResult result;
   std::int64_t gear = 0;      // the compiled gear that holds the mean batch
   std::vector<int> op_cores;  // per op of result.ops
+  std::optional<double> max_qps;
 };
+
+// Simulates one side, or with --find-max-qps searches its capacity and keeps the run there.
+void run_side(Side& s, const HwSpec& hw, const CompareArgs& a) {
+  if (a.find_max_qps) {
+    sim::MaxQps m = sim::find_max_qps(s.scenario, hw, a.max_qps_tolerance);
+    s.result = std::move(m.result);
+    s.max_qps = m.rate_qps;
+  } else {
+    s.result = sim::simulate(s.scenario, hw);
+  }
+}
 
 // Core-µs of one kind spent per completed request: busy cores × window / completions.
 double core_us_per_request(double utilization, int cores, const sim::SimResult& r) {
@@ -209,21 +224,21 @@ void run_compare(const CompareArgs& a) {
                      "compare needs at least one --set section.key=value: the change to compare");
   }
   const fs::path file = resolve_scenario(a.scenario);
-  Side before{sim::load_scenario(file), {}, 0, {}};
-  Side after{sim::load_scenario(file, a.sets), {}, 0, {}};
+  Side before{sim::load_scenario(file), {}, 0, {}, {}};
+  Side after{sim::load_scenario(file, a.sets), {}, 0, {}, {}};
   const HwSpec hw_before = sim::load_scenario_hw(before.scenario, hw_spec_dirs());
   const HwSpec hw_after = sim::load_scenario_hw(after.scenario, hw_spec_dirs());
   // The two runs are independent simulations; run them side by side.
   std::exception_ptr error;
   std::thread other([&] {
     try {
-      after.result = sim::simulate(after.scenario, hw_after);
+      run_side(after, hw_after, a);
     } catch (...) {
       error = std::current_exception();
     }
   });
   try {
-    before.result = sim::simulate(before.scenario, hw_before);
+    run_side(before, hw_before, a);
   } catch (...) {
     other.join();
     throw;
@@ -242,7 +257,7 @@ void run_compare(const CompareArgs& a) {
   };
   const sim::SimResult& b = before.result;
   const sim::SimResult& c = after.result;
-  const std::vector<Row> rows = {
+  std::vector<Row> rows = {
       {"latency mean ms", "latency_mean_ms", b.latency.mean_ms, c.latency.mean_ms},
       {"latency P50 ms", "latency_p50_ms", b.latency.p50_ms, c.latency.p50_ms},
       {"latency P99 ms", "latency_p99_ms", b.latency.p99_ms, c.latency.p99_ms},
@@ -260,6 +275,10 @@ void run_compare(const CompareArgs& a) {
        core_us_per_request(c.vector_utilization, hw_after.chip.vector_cores, c)},
       {"mean batch (padded)", "mean_gear", b.mean_gear, c.mean_gear},
   };
+  if (a.find_max_qps) {
+    rows.insert(rows.begin(), Row{"max QPS under P99 target", "max_qps", *before.max_qps,
+                                  *after.max_qps});
+  }
   std::string change;
   for (const std::string& s : a.sets) change += (change.empty() ? "" : " ") + s;
 
@@ -388,6 +407,11 @@ void register_sweep(CLI::App& app) {
                       "--set deployment.cube_cores_per_stream=12")
       ->required();
   compare->add_flag("--json", cargs->json, "print the comparison as JSON");
+  compare->add_flag("--find-max-qps", cargs->find_max_qps,
+                    "compare at each side's highest Poisson rate whose P99 meets target.p99_ms");
+  compare->add_option("--max-qps-tolerance", cargs->max_qps_tolerance,
+                      "stop the rate search when the bracket is this share of the rate")
+      ->capture_default_str();
   compare->callback([cargs] { run_compare(*cargs); });
 }
 

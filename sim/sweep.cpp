@@ -200,48 +200,6 @@ void fill_metrics(SweepPoint& p, const SimResult& r) {
   p.p99_met = r.p99_met;
 }
 
-// Highest Poisson rate whose P99 meets the target: double the rate until it fails, then bisect.
-void find_max_qps(SweepPoint& p, Scenario sc, const HwSpec& hw, double tolerance) {
-  const double target = *sc.target.p99_ms;
-  const double start = sc.workload.rate_qps;
-  const auto run_at = [&](double rate) {
-    sc.workload.rate_qps = rate;
-    ++p.simulations;
-    return simulate(sc, hw);
-  };
-  double lo = 0;
-  double hi = start;
-  std::optional<SimResult> at_lo;
-  SimResult last = run_at(hi);
-  if (last.latency.p99_ms <= target) {
-    for (int i = 0; i < kMaxRateDoublings && last.latency.p99_ms <= target; ++i) {
-      lo = hi;
-      at_lo = std::move(last);
-      hi *= 2;
-      last = run_at(hi);
-    }
-    if (last.latency.p99_ms <= target) {  // never failed: report the highest rate tried
-      lo = hi;
-      at_lo = std::move(last);
-    }
-  }
-  // While nothing has met the target, stop once the rate is a `tolerance` share of the start:
-  // the target is then below what this point reaches even almost idle.
-  while (lo > 0 ? hi - lo > tolerance * hi : hi > tolerance * start) {
-    const double mid = (lo + hi) / 2;
-    SimResult r = run_at(mid);
-    if (r.latency.p99_ms <= target) {
-      lo = mid;
-      at_lo = std::move(r);
-    } else {
-      hi = mid;
-      last = std::move(r);
-    }
-  }
-  fill_metrics(p, at_lo ? *at_lo : last);
-  p.max_qps = lo;
-}
-
 // The baseline is simulated as it is (`check` false): it is the reference, not a choice.
 SweepPoint run_point(const Plan& plan, std::size_t index, const std::vector<std::string>& values,
                      bool check) {
@@ -258,14 +216,10 @@ SweepPoint run_point(const Plan& plan, std::size_t index, const std::vector<std:
     return p;
   }
   if (spec.find_max_qps) {
-    if (sc.workload.arrival != ArrivalKind::kPoisson) {
-      throw InputError(kCmd, "--find-max-qps searches the Poisson rate: the scenario's "
-                             "workload.arrival must be \"poisson\"");
-    }
-    if (!sc.target.p99_ms) {
-      throw InputError(kCmd, "--find-max-qps needs target.p99_ms (in the scenario or --set)");
-    }
-    find_max_qps(p, sc, *hw, spec.max_qps_tolerance);
+    MaxQps m = find_max_qps(sc, *hw, spec.max_qps_tolerance);
+    fill_metrics(p, m.result);
+    p.max_qps = m.rate_qps;
+    p.simulations = m.simulations;
   } else {
     p.simulations = 1;
     fill_metrics(p, simulate(sc, *hw));
@@ -516,6 +470,60 @@ SweepShard parse_sweep_shard(const std::string& text) {
                                        text));
   }
   return s;
+}
+
+MaxQps find_max_qps(Scenario sc, const HwSpec& hw, double tolerance) {
+  if (sc.workload.arrival != ArrivalKind::kPoisson) {
+    throw InputError(kCmd, "--find-max-qps searches the Poisson rate: the scenario's "
+                           "workload.arrival must be \"poisson\"");
+  }
+  if (!sc.target.p99_ms) {
+    throw InputError(kCmd, "--find-max-qps needs target.p99_ms (in the scenario or --set)");
+  }
+  if (!(tolerance > 0 && tolerance < 1)) {
+    throw InputError(kCmd, "the max-QPS tolerance must be in (0, 1)");
+  }
+  // Double the rate until the target fails, then bisect.
+  const double target = *sc.target.p99_ms;
+  const double start = sc.workload.rate_qps;
+  MaxQps m;
+  const auto run_at = [&](double rate) {
+    sc.workload.rate_qps = rate;
+    ++m.simulations;
+    return simulate(sc, hw);
+  };
+  double lo = 0;
+  double hi = start;
+  std::optional<SimResult> at_lo;
+  SimResult last = run_at(hi);
+  if (last.latency.p99_ms <= target) {
+    for (int i = 0; i < kMaxRateDoublings && last.latency.p99_ms <= target; ++i) {
+      lo = hi;
+      at_lo = std::move(last);
+      hi *= 2;
+      last = run_at(hi);
+    }
+    if (last.latency.p99_ms <= target) {  // never failed: report the highest rate tried
+      lo = hi;
+      at_lo = std::move(last);
+    }
+  }
+  // While nothing has met the target, stop once the rate is a `tolerance` share of the start:
+  // the target is then below what this configuration reaches even almost idle.
+  while (lo > 0 ? hi - lo > tolerance * hi : hi > tolerance * start) {
+    const double mid = (lo + hi) / 2;
+    SimResult r = run_at(mid);
+    if (r.latency.p99_ms <= target) {
+      lo = mid;
+      at_lo = std::move(r);
+    } else {
+      hi = mid;
+      last = std::move(r);
+    }
+  }
+  m.rate_qps = lo;
+  m.result = at_lo ? std::move(*at_lo) : std::move(last);
+  return m;
 }
 
 std::size_t SweepResult::skipped() const noexcept {
@@ -847,6 +855,12 @@ std::string sweep_to_text(const SweepResult& r) {
                      "{:.3f} ms)\n",
                      target, point_label(r.keys, p.values), p.throughput, rate(p), p.p99_ms,
                      100 * gain, b.throughput, b.p99_ms);
+    if (!r.find_max_qps) {
+      // At one offered rate every point that keeps up carries the same traffic, so throughput
+      // differs by noise only; capacity needs the rate search.
+      s += "(at one offered rate, points that keep up differ in throughput by noise only; "
+           "--find-max-qps ranks them by the highest rate that meets the P99 target)\n";
+    }
   } else {
     s += fmt::format("no point meets {}\n", target);
   }

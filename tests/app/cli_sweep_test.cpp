@@ -139,3 +139,31 @@ TEST_CASE("sweep rejects bad --vary, --shard and merge input with exit code 2", 
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("bad.json: error: not a sweep result") != std::string::npos);
 }
+
+TEST_CASE("compare shows the scenario as it is and changed, side by side and per op",
+          "[cli][compare]") {
+  const std::string sc = "'" + small_scenario().string() + "'";
+  const auto r = run_cli("compare " + sc + " --set deployment.streams=2");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("as it is | with deployment.streams=2") != std::string::npos);
+  CHECK(r.out.find("latency P99 ms") != std::string::npos);
+  CHECK(r.out.find("vector core-us / request") != std::string::npos);
+  CHECK(r.out.find("cards needed") != std::string::npos);
+  // The fixed-duration op keeps its 80 us and its one core: time and core-time unchanged.
+  CHECK(r.out.find("fixed                   80.00      80.00   x1.00      1      1") !=
+        std::string::npos);
+
+  const auto j = run_cli("compare " + sc + " --set deployment.streams=2 --json");
+  REQUIRE(j.exit_code == 0);
+  CHECK(j.out.find("\"latency_p99_ms\"") != std::string::npos);
+  CHECK(j.out.find("\"core_time_us\": 80.0") != std::string::npos);
+
+  const auto m = run_cli("compare " + sc + " --set deployment.streams=2 --find-max-qps");
+  REQUIRE(m.exit_code == 0);
+  CHECK(m.out.find("max QPS under P99 target") != std::string::npos);
+
+  const auto none = run_cli("compare " + sc);
+  CHECK(none.exit_code == 2);
+  CHECK(none.err.find("--set") != std::string::npos);
+}
