@@ -95,35 +95,6 @@ std::string accepted_dtypes() {
 
 }  // namespace
 
-double dtype_bytes(DType d) noexcept {
-  switch (d) {
-    case DType::kFloat16:
-    case DType::kBFloat16:
-    case DType::kInt16:
-    case DType::kUInt16:
-      return 2;
-    case DType::kFloat32:
-    case DType::kHFloat32:
-    case DType::kInt32:
-    case DType::kUInt32:
-      return 4;
-    case DType::kFloat64:
-    case DType::kInt64:
-    case DType::kUInt64:
-    case DType::kComplex64:
-      return 8;
-    case DType::kComplex128:
-      return 16;
-    case DType::kInt4:
-      return 0.5;
-    case DType::kInt8:
-    case DType::kUInt8:
-    case DType::kBool:
-      return 1;
-  }
-  return 4;
-}
-
 const char* dtype_name(DType d) noexcept {
   switch (d) {
     case DType::kFloat16: return "FLOAT16";
@@ -224,16 +195,6 @@ const char* family_name(OpFamily f) noexcept {
     case OpFamily::kGeneric: return "generic";
   }
   return "?";
-}
-
-std::int64_t TensorDesc::elements() const noexcept {
-  std::int64_t n = 1;
-  for (auto d : shape) n *= d;
-  return n;
-}
-
-double TensorDesc::bytes() const noexcept {
-  return static_cast<double>(elements()) * dtype_bytes(dtype);
 }
 
 std::optional<std::string_view> OpDesc::attr(std::string_view key) const noexcept {

@@ -18,8 +18,35 @@ enum class DType : std::uint8_t {
   kFloat16, kBFloat16, kFloat32, kHFloat32, kFloat64, kInt4, kInt8, kUInt8, kInt16, kUInt16,
   kInt32, kUInt32, kInt64, kUInt64, kBool, kComplex64, kComplex128
 };
-/// Bytes per element (int4: 0.5).
-[[nodiscard]] double dtype_bytes(DType d) noexcept;
+/// Bytes per element (int4: 0.5). Inline: predict() calls it for every tensor.
+[[nodiscard]] inline double dtype_bytes(DType d) noexcept {
+  switch (d) {
+    case DType::kFloat16:
+    case DType::kBFloat16:
+    case DType::kInt16:
+    case DType::kUInt16:
+      return 2;
+    case DType::kFloat32:
+    case DType::kHFloat32:
+    case DType::kInt32:
+    case DType::kUInt32:
+      return 4;
+    case DType::kFloat64:
+    case DType::kInt64:
+    case DType::kUInt64:
+    case DType::kComplex64:
+      return 8;
+    case DType::kComplex128:
+      return 16;
+    case DType::kInt4:
+      return 0.5;
+    case DType::kInt8:
+    case DType::kUInt8:
+    case DType::kBool:
+      return 1;
+  }
+  return 4;
+}
 /// Canonical CANN spelling ("FLOAT16").
 [[nodiscard]] const char* dtype_name(DType d) noexcept;
 /// Accepts every spelling profiles and users write; nullopt when unknown.
@@ -53,9 +80,15 @@ struct TensorDesc {
   DType dtype = DType::kFloat16;
   Format format = Format::kND;
   /// Number of elements (1 for a scalar). Shapes are checked at parse time not to overflow.
-  [[nodiscard]] std::int64_t elements() const noexcept;
+  [[nodiscard]] std::int64_t elements() const noexcept {
+    std::int64_t n = 1;
+    for (auto d : shape) n *= d;
+    return n;
+  }
   /// Bytes of the tensor.
-  [[nodiscard]] double bytes() const noexcept;
+  [[nodiscard]] double bytes() const noexcept {
+    return static_cast<double>(elements()) * dtype_bytes(dtype);
+  }
 };
 
 /// The operator kinds the model knows, resolved once from the op type string through the one

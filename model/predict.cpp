@@ -21,17 +21,19 @@ OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const Pred
   if (c.l2_hit_ratio < 0 && op.attr("l2_hit_ratio")) c.l2_hit_ratio = op.attr_number("l2_hit_ratio", 0);
   const Placement unit = kind.family == OpFamily::kCube ? Placement::kCube : Placement::kVector;
   const int cores = std::max(1, cost::available_cores(unit, hw, budget));
-  cost::KernelPlan plan;
-  switch (kind.family) {
-    case OpFamily::kCube: plan = cost::plan_cube(op, hw, cores); break;
-    case OpFamily::kElementwise: plan = cost::plan_elementwise(op, hw, cores); break;
-    case OpFamily::kReduction: plan = cost::plan_reduction(op, hw, cores); break;
-    case OpFamily::kDataMovement: plan = cost::plan_data_movement(op, hw, cores); break;
-    case OpFamily::kIndex: plan = cost::plan_index(op, hw, cores); break;
-    case OpFamily::kSort: plan = cost::plan_sort(op, hw, cores); break;
-    case OpFamily::kAicpu:
-    case OpFamily::kGeneric: plan = cost::plan_generic(op, hw, cores); break;
-  }
+  cost::KernelPlan plan = [&] {
+    switch (kind.family) {
+      case OpFamily::kCube: return cost::plan_cube(op, hw, cores);
+      case OpFamily::kElementwise: return cost::plan_elementwise(op, hw, cores);
+      case OpFamily::kReduction: return cost::plan_reduction(op, hw, cores);
+      case OpFamily::kDataMovement: return cost::plan_data_movement(op, hw, cores);
+      case OpFamily::kIndex: return cost::plan_index(op, hw, cores);
+      case OpFamily::kSort: return cost::plan_sort(op, hw, cores);
+      case OpFamily::kAicpu:
+      case OpFamily::kGeneric: break;
+    }
+    return cost::plan_generic(op, hw, cores);
+  }();
   if (kind.family == OpFamily::kGeneric) {
     plan.warnings |= kWarnUnknownOpType;
   } else {
