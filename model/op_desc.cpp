@@ -228,6 +228,24 @@ bool OpDesc::attr_bool(std::string_view key, bool fallback) const {
                    fmt::format("attribute '{}' of {}: expected true or false, got '{}'", key, type, *v));
 }
 
+std::size_t OpDesc::attr_ints(std::string_view key, std::array<std::int64_t, 8>& out) const noexcept {
+  const auto v = attr(key);
+  if (!v) return 0;
+  std::size_t n = 0;
+  const char* p = v->data();
+  const char* end = p + v->size();
+  while (p < end && n < out.size()) {
+    while (p < end && (*p < '0' || *p > '9') && *p != '-') ++p;
+    if (p >= end) break;
+    std::int64_t x = 0;
+    const auto r = std::from_chars(p, end, x);
+    if (r.ec != std::errc()) break;
+    out[n++] = x;
+    p = r.ptr;
+  }
+  return n;
+}
+
 std::vector<std::vector<std::int64_t>> parse_shape_list(std::string_view text, const SourcePos& pos) {
   std::vector<std::vector<std::int64_t>> shapes;
   const std::string_view body = trim(text);

@@ -2,6 +2,7 @@
 // OpDesc: one operator as profiles write it (op type, input/output shapes, dtypes, formats,
 // attributes) and where it runs. Strings are parsed once here; predict() reads typed fields only.
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -111,6 +112,9 @@ struct OpDesc {
   [[nodiscard]] double attr_number(std::string_view key, double fallback) const;
   /// Attribute as a boolean (true/false/1/0), or `fallback` when absent.
   [[nodiscard]] bool attr_bool(std::string_view key, bool fallback) const;
+  /// A list attribute ("1,1,2,2", "[0, -1]") read into `out`; returns how many integers were read
+  /// (0 when absent). Never allocates.
+  std::size_t attr_ints(std::string_view key, std::array<std::int64_t, 8>& out) const noexcept;
 };
 
 /// Parses a profile-style shape list: "1,4000;400,1" -> {{1,4000},{400,1}}.

@@ -46,24 +46,6 @@ Matrix as_matrix(const TensorDesc& t) noexcept {
   return m;
 }
 
-// Reads a list attribute such as "1,1,2,2" or "[1, 1, 2, 2]" into `out`; returns the count.
-std::size_t attr_ints(const OpDesc& op, std::string_view key, std::array<std::int64_t, 8>& out) {
-  const auto v = op.attr(key);
-  if (!v) return 0;
-  std::size_t n = 0;
-  const char* p = v->data();
-  const char* end = p + v->size();
-  while (p < end && n < out.size()) {
-    while (p < end && (*p < '0' || *p > '9') && *p != '-') ++p;
-    if (p >= end) break;
-    std::int64_t x = 0;
-    const auto r = std::from_chars(p, end, x);
-    if (r.ec != std::errc()) break;
-    out[n++] = x;
-    p = r.ptr;
-  }
-  return n;
-}
 
 std::optional<bool> transpose_attr(const OpDesc& op, bool first) {
   if (op.attrs.empty()) return std::nullopt;
@@ -186,9 +168,9 @@ Gemm gemm_of_conv(const OpDesc& op) {
   std::array<std::int64_t, 8> v{};
   auto vd = [&](std::size_t i) { return static_cast<double>(v[i]); };
   double sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
-  if (auto k = attr_ints(op, "strides", v); k >= 2) sh = vd(k - 2), sw = vd(k - 1);
-  if (auto k = attr_ints(op, "dilations", v); k >= 2) dh = vd(k - 2), dw = vd(k - 1);
-  if (auto k = attr_ints(op, "pads", v); k == 4) ph = vd(0) + vd(1), pw = vd(2) + vd(3);
+  if (auto k = op.attr_ints("strides", v); k >= 2) sh = vd(k - 2), sw = vd(k - 1);
+  if (auto k = op.attr_ints("dilations", v); k >= 2) dh = vd(k - 2), dw = vd(k - 1);
+  if (auto k = op.attr_ints("pads", v); k == 4) ph = vd(0) + vd(1), pw = vd(2) + vd(3);
   double ho = std::floor((h + ph - dh * (kh - 1) - 1) / std::max(1.0, sh)) + 1;
   double wo = std::floor((wd + pw - dw * (kw - 1) - 1) / std::max(1.0, sw)) + 1;
   if (!op.outputs.empty() && op.outputs[0].shape.size() >= 4) {

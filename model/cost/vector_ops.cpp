@@ -25,24 +25,6 @@ double last_dim(const std::vector<std::int64_t>& s) noexcept {
   return s.empty() ? 1.0 : static_cast<double>(s.back());
 }
 
-// Parses a list attribute ("0,2" / "[-1]") into `out`; returns the count.
-std::size_t list_attr(const OpDesc& op, std::string_view key, std::array<std::int64_t, 8>& out) {
-  const auto v = op.attr(key);
-  if (!v) return 0;
-  std::size_t n = 0;
-  const char* p = v->data();
-  const char* end = p + v->size();
-  while (p < end && n < out.size()) {
-    while (p < end && (*p < '0' || *p > '9') && *p != '-') ++p;
-    if (p >= end) break;
-    std::int64_t x = 0;
-    const auto r = std::from_chars(p, end, x);
-    if (r.ec != std::errc()) break;
-    out[n++] = x;
-    p = r.ptr;
-  }
-  return n;
-}
 
 // The scalar unit does the work of passes that have no vector path for the dtype (int64).
 void add_compute(KernelPlan& p, const OpKindInfo& kind, double tile_bytes, double tile_elements,
@@ -168,7 +150,7 @@ KernelPlan plan_reduction(const OpDesc& op, const HwSpec& hw, int cores) noexcep
   std::size_t na = 0;
   if (kind.role == OpRole::kReduce) {
     for (auto key : {"axes", "axis", "dim", "reduce_axes"}) {
-      if ((na = list_attr(op, key, axes)) > 0) break;
+      if ((na = op.attr_ints(key, axes)) > 0) break;
     }
   }
   if (na == 0) axes[na++] = -1;
@@ -241,7 +223,7 @@ KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noe
       out_shape = x.shape;
       if (!op.outputs.empty()) {
         out_shape = op.outputs[0].shape;
-      } else if (const std::size_t n = list_attr(op, "multiples", v); n > 0) {
+      } else if (const std::size_t n = op.attr_ints("multiples", v); n > 0) {
         out_shape.resize(std::max(out_shape.size(), n), 1);
         const std::size_t off = out_shape.size() - n;
         for (std::size_t i = 0; i < n; ++i) out_shape[off + i] *= std::max<std::int64_t>(1, v[i]);
@@ -304,7 +286,7 @@ KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noe
       out_shape = x.shape;
       if (!op.outputs.empty()) {
         out_shape = op.outputs[0].shape;
-      } else if (const std::size_t n = list_attr(op, "perm", v); n == x.shape.size()) {
+      } else if (const std::size_t n = op.attr_ints("perm", v); n == x.shape.size()) {
         for (std::size_t i = 0; i < n; ++i) {
           const auto a = static_cast<std::size_t>(v[i] < 0 ? v[i] + static_cast<std::int64_t>(n) : v[i]);
           out_shape[i] = a < n ? x.shape[a] : 1;
@@ -319,7 +301,7 @@ KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noe
     case OpRole::kSlice: {
       if (!op.outputs.empty()) {
         out_shape = op.outputs[0].shape;
-      } else if (const std::size_t n = list_attr(op, "size", v); n == x.shape.size()) {
+      } else if (const std::size_t n = op.attr_ints("size", v); n == x.shape.size()) {
         out_shape.assign(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n));
         for (std::size_t i = 0; i < n; ++i) {
           if (out_shape[i] <= 0) out_shape[i] = x.shape[i];
