@@ -771,14 +771,22 @@ SweepResult merge_sweeps(const std::vector<SweepResult>& shards,
 
 std::string sweep_to_csv(const SweepResult& r) {
   std::string s = "index";
-  for (const std::string& k : r.keys) s += "," + csv_field(k);
+  for (const std::string& k : r.keys) {
+    s += ',';
+    s += csv_field(k);
+  }
   s += ",feasible,qps,throughput,p50_ms,p99_ms,cube_utilization,vector_utilization,cards_needed,"
        "p99_met,max_qps,pareto,skip_reason\n";
   for (const SweepPoint& p : r.points) {
     s += std::to_string(p.index);
-    for (const std::string& v : p.values) s += "," + csv_field(v);
+    for (const std::string& v : p.values) {
+      s += ',';
+      s += csv_field(v);
+    }
     if (!p.feasible) {
-      s += ",false,,,,,,,,,,," + csv_field(p.skip_reason) + "\n";
+      s += ",false,,,,,,,,,,,";
+      s += csv_field(p.skip_reason);
+      s += '\n';
       continue;
     }
     s += fmt::format(",true,{:.3f},{:.3f},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{},{},\n", p.qps,
