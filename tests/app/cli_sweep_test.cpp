@@ -167,3 +167,18 @@ TEST_CASE("compare shows the scenario as it is and changed, side by side and per
   CHECK(none.exit_code == 2);
   CHECK(none.err.find("--set") != std::string::npos);
 }
+
+TEST_CASE("sweep --find-max-qps adds the max QPS column and refuses a closed loop",
+          "[cli][sweep]") {
+  const std::string sc = "'" + small_scenario().string() + "'";
+  const auto r = run_cli("sweep " + sc + " --vary deployment.streams=1,2 --find-max-qps");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("max QPS") != std::string::npos);
+  CHECK(r.out.find("best under P99 <= 1.5 ms: deployment.streams=2") != std::string::npos);
+  const auto closed = run_cli("sweep " + sc +
+                              " --set workload.arrival=closed --set workload.concurrency=4"
+                              " --vary deployment.streams=1,2 --find-max-qps");
+  CHECK(closed.exit_code == 2);
+  CHECK(closed.err.find("must be \"poisson\"") != std::string::npos);
+}
