@@ -54,15 +54,18 @@ std::optional<double> parse_number(const std::string& s) {
   return v;
 }
 
-// Items of a list, split on commas outside brackets and braces (a gear list is one value).
+// Items of a list, split on commas outside brackets, braces and double quotes (a gear list or a
+// quoted text is one value).
 std::vector<std::string> split_items(const std::string& text) {
   std::vector<std::string> items;
   int depth = 0;
+  bool quoted = false;
   std::string cur;
   for (const char c : text) {
-    if (c == '[' || c == '{') ++depth;
-    if (c == ']' || c == '}') --depth;
-    if (c == ',' && depth == 0) {
+    if (c == '"') quoted = !quoted;
+    if (!quoted && (c == '[' || c == '{')) ++depth;
+    if (!quoted && (c == ']' || c == '}')) --depth;
+    if (c == ',' && depth == 0 && !quoted) {
       items.push_back(trim(cur));
       cur.clear();
     } else {

@@ -94,9 +94,11 @@ TEST_CASE("A decimal range gives floats without accumulated rounding", "[sweep]"
   CHECK(parse_sweep_values("100..300:50.0", "t").size() == 5);
 }
 
-TEST_CASE("Ranges and literals mix, and bracketed lists stay whole", "[sweep]") {
+TEST_CASE("Ranges and literals mix, and bracketed lists and quoted texts stay whole", "[sweep]") {
   CHECK(parse_sweep_values("1..3,8", "t") == Strings{"1", "2", "3", "8"});
   CHECK(parse_sweep_values("[1, 8],[1, 8, 16]", "t") == Strings{"[1, 8]", "[1, 8, 16]"});
+  CHECK(parse_sweep_values(R"("../a,b.toml","x..y")", "t") ==
+        Strings{R"("../a,b.toml")", R"("x..y")"});
 }
 
 TEST_CASE("Malformed ranges are errors on the command line naming the range", "[sweep]") {
