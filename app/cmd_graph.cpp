@@ -40,8 +40,9 @@ void run_from_profile(const GraphArgs& a) {
                            a.output, g.ops, g.step >= 0 ? std::to_string(g.step) : "-", src.name,
                            g.dropped_communication, g.dropped_other, g.dropped_untyped);
   if (g.without_shapes > 0) {
-    warn(fmt::format("{} ops have no shapes in the profile (N/A); the simulator can only use "
-                     "their measured duration",
+    warn(fmt::format("{} ops have no usable shapes (N/A in the profile, or rejected by the op "
+                     "model: the reason is a comment above each in the file); the simulator can "
+                     "only use their measured duration",
                      g.without_shapes));
   }
 }

@@ -29,7 +29,7 @@ struct GraphExport {
   std::uint64_t dropped_communication = 0;
   std::uint64_t dropped_other = 0;
   std::uint64_t dropped_untyped = 0;  ///< rows without an op type (profiler Level0)
-  std::uint64_t without_shapes = 0;   ///< ops written without shapes (N/A in the profile)
+  std::uint64_t without_shapes = 0;   ///< ops written without shapes (N/A, or make_op rejects them)
 };
 
 /// Exports step `step` (default: the last step found, the most warmed-up) of the profile's kernel
