@@ -49,7 +49,7 @@ struct DTypeName {
   DType dtype;
 };
 // Spellings seen in op_summary (FLOAT16), GE dumps (DT_FLOAT16), torch (float16) and by hand (fp16).
-constexpr std::array<DTypeName, 44> kDTypeNames{{
+constexpr std::array<DTypeName, 45> kDTypeNames{{
     {"FLOAT16", DType::kFloat16},   {"FP16", DType::kFloat16},      {"HALF", DType::kFloat16},
     {"F16", DType::kFloat16},       {"BF16", DType::kBFloat16},     {"BFLOAT16", DType::kBFloat16},
     {"FLOAT", DType::kFloat32},     {"FLOAT32", DType::kFloat32},   {"FP32", DType::kFloat32},
@@ -65,13 +65,14 @@ constexpr std::array<DTypeName, 44> kDTypeNames{{
     {"QINT8", DType::kInt8},        {"QUINT8", DType::kUInt8},      {"QINT32", DType::kInt32},
     {"BOOLEAN", DType::kBool},      {"FLOAT8", DType::kInt8},       {"HIFLOAT8", DType::kInt8},
     {"FLOAT8_E4M3FN", DType::kInt8}, {"FLOAT8_E5M2", DType::kInt8}, {"COMPLEX32", DType::kComplex64},
+    {"UNDEFINED", DType::kUndefined},
 }};
 
 struct FormatName {
   const char* name;
   Format format;
 };
-constexpr std::array<FormatName, 14> kFormatNames{{
+constexpr std::array<FormatName, 22> kFormatNames{{
     {"ND", Format::kND},
     {"NCHW", Format::kNCHW},
     {"NHWC", Format::kNHWC},
@@ -86,11 +87,20 @@ constexpr std::array<FormatName, 14> kFormatNames{{
     {"C1HWNCOC0", Format::kC1HWNCoC0},
     {"NC1HWC0_C04", Format::kNC1HWC0},
     {"FRACTAL_Z_C04", Format::kFractalZ},
+    // layouts the model treats as plain row-major data, and NULL for an absent tensor (CANN 8.3)
+    {"NCL", Format::kOther},
+    {"NLC", Format::kOther},
+    {"NC", Format::kOther},
+    {"NDC1HWC0", Format::kNC1HWC0},
+    {"FRACTAL_Z_3D", Format::kFractalZ},
+    {"CHWN", Format::kOther},
+    {"NULL", Format::kOther},
+    {"RESERVED", Format::kOther},
 }};
 
 std::string accepted_dtypes() {
   return "FLOAT16 (fp16, DT_FLOAT16, float16), BF16, FLOAT (fp32), HF32, DOUBLE, INT4, INT8, UINT8, "
-         "INT16, UINT16, INT32, UINT32, INT64, UINT64, BOOL, COMPLEX64, COMPLEX128";
+         "INT16, UINT16, INT32, UINT32, INT64, UINT64, BOOL, COMPLEX64, COMPLEX128, UNDEFINED";
 }
 
 }  // namespace
@@ -114,6 +124,7 @@ const char* dtype_name(DType d) noexcept {
     case DType::kBool: return "BOOL";
     case DType::kComplex64: return "COMPLEX64";
     case DType::kComplex128: return "COMPLEX128";
+    case DType::kUndefined: return "UNDEFINED";
   }
   return "?";
 }
@@ -151,6 +162,8 @@ const char* format_name(Format f) noexcept {
 std::optional<Format> parse_format(std::string_view s) noexcept {
   std::string u = upper(trim(s));
   if (u.rfind("FORMAT_", 0) == 0) u.erase(0, 7);
+  // "NC1HWC0:1" carries a sub-format after the colon
+  if (const auto colon = u.find(':'); colon != std::string::npos) u.erase(colon);
   if (u.empty()) return Format::kND;
   for (const auto& n : kFormatNames) {
     if (u == n.name) return n.format;

@@ -17,7 +17,8 @@ namespace npusim {
 /// Element types, spelled by CANN as FLOAT16 / DT_FLOAT16 / float16 / fp16 ...
 enum class DType : std::uint8_t {
   kFloat16, kBFloat16, kFloat32, kHFloat32, kFloat64, kInt4, kInt8, kUInt8, kInt16, kUInt16,
-  kInt32, kUInt32, kInt64, kUInt64, kBool, kComplex64, kComplex128
+  kInt32, kUInt32, kInt64, kUInt64, kBool, kComplex64, kComplex128,
+  kUndefined  ///< an absent optional tensor (profiles write DT_UNDEFINED): no bytes
 };
 /// Bytes per element (int4: 0.5). Inline: predict() calls it for every tensor.
 [[nodiscard]] inline double dtype_bytes(DType d) noexcept {
@@ -45,6 +46,8 @@ enum class DType : std::uint8_t {
     case DType::kUInt8:
     case DType::kBool:
       return 1;
+    case DType::kUndefined:
+      return 0;
   }
   return 4;
 }

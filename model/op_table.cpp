@@ -41,6 +41,13 @@ std::vector<OpKindInfo> build_table() {
                  "DepthwiseConv2D", "Conv3D", "Convolution"}) {
     cube(n, R::kConv2D);
   }
+  // Fused attention: QK^T and PV (and their gradients) on the cube, the softmax on the vector
+  // cores, in one MIX kernel; the softmax passes per score element are those of SoftmaxV2.
+  for (auto n : {"FlashAttentionScore", "FlashAttentionScoreGrad", "FusedInferAttentionScore",
+                 "PromptFlashAttention", "IncreFlashAttention", "FlashAttention"}) {
+    t.push_back(row(n, F::kCube, R::kAttention, P::kMix,
+                    {VC::kReduce, VC::kBinary, VC::kTranscendental, VC::kReduce, VC::kBinary}));
+  }
 
   auto ew = [&](std::string_view n, std::initializer_list<VC> p, bool i64 = false,
                 bool cmp = false) {

@@ -15,7 +15,7 @@ namespace npusim {
 
 /// What an op does inside its family; selects the plan builder's shape rules.
 enum class OpRole : std::uint8_t {
-  kMatMul, kBatchMatMul, kConv2D,                   // cube
+  kMatMul, kBatchMatMul, kConv2D, kAttention,       // cube (attention: a MIX kernel)
   kElementwise,                                      // elementwise with broadcast
   kReduce, kRowwise,                                 // reductions; softmax/norms keep the shape
   kTile, kConcat, kTranspose, kTransData, kCast, kSlice, kCopy, kSplit, kPad,  // data movement

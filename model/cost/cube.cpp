@@ -204,8 +204,79 @@ Gemm gemm_of_conv(const OpDesc& op) {
 
 }  // namespace
 
+namespace {
+
+// Fused attention over Q (B, Sq, N, D) and K/V (B, Sk, Nkv, D). Layouts: 4-D BSND (default) or
+// BNSD (attribute input_layout), 3-D SBH or BSH with the head count from the attribute head_num
+// or from the softmax statistics tensor (B, N, S, 8) that the gradient takes; D defaults to 128.
+KernelPlan plan_attention(const OpDesc& op, const HwSpec& hw) noexcept {
+  KernelPlan p;
+  p.unit = Placement::kMix;
+  p.cube_operand_path = true;
+  p.cube_vector_serial = true;
+  if (op.inputs.size() < 3 || op.inputs[0].shape.size() < 3) {
+    p.warnings |= kWarnShapeMismatch;
+    return p;
+  }
+  const TensorDesc& q = op.inputs[0];
+  const TensorDesc& k = op.inputs[1];
+  const std::string_view layout = op.attr("input_layout").value_or(q.shape.size() == 4 ? "BSND" : "SBH");
+  auto dim = [](const TensorDesc& t, std::size_t i) { return static_cast<double>(t.shape[i]); };
+  double b = 1, sq = 1, sk = 1, heads = 0, d = 128;
+  if (q.shape.size() == 4) {
+    const bool bnsd = layout == "BNSD";
+    b = dim(q, 0);
+    sq = bnsd ? dim(q, 2) : dim(q, 1);
+    heads = bnsd ? dim(q, 1) : dim(q, 2);
+    d = dim(q, 3);
+    sk = k.shape.size() == 4 ? (bnsd ? dim(k, 2) : dim(k, 1)) : sq;
+  } else {
+    const bool sbh = layout != "BSH";
+    sq = sbh ? dim(q, 0) : dim(q, 1);
+    b = sbh ? dim(q, 1) : dim(q, 0);
+    sk = k.shape.size() == 3 ? (sbh ? dim(k, 0) : dim(k, 1)) : sq;
+    const double h = dim(q, 2);
+    heads = op.attr_number("head_num", 0);
+    for (const auto& t : op.inputs) {  // softmax max/sum statistics: (B, N, S, 8)
+      if (heads <= 0 && t.shape.size() == 4 && t.shape[3] == 8 && dim(t, 2) == sq) heads = dim(t, 1);
+    }
+    if (heads <= 0) heads = std::max(1.0, h / 128);
+    d = h / heads;
+  }
+  const bool grad = op.type.find("Grad") != std::string::npos;
+  // a causal mask (a 2-D boolean mask input, or sparse_mode 2/3) leaves half the score matrix
+  bool causal = op.attr_number("sparse_mode", 0) >= 2;
+  for (const auto& t : op.inputs) causal |= t.dtype == DType::kBool && t.shape.size() == 2;
+  const double density = causal ? 0.5 : 1.0;
+  const double ds = dtype_bytes(q.dtype);
+  // forward: S = QK^T, O = PV (2 products); backward: recompute S, then dV, dP, dQ, dK (5)
+  const double products = grad ? 5 : 2;
+  const double block_q = hw.cube.tile_m;
+  const double tiles = b * heads * std::ceil(sq / block_q);
+  p.tiles = static_cast<std::int64_t>(tiles);
+  const double macs_tile = products * block_q * sk * d * density;
+  p.cube_cycles = macs_tile / (hw.cube.macs_per_cycle_fp16 * hw.cube.efficiency);
+  p.flops = 2 * products * b * heads * sq * sk * d * density;
+  // the softmax (and its gradient) over the tile's score rows, in fp32, on the vector cores that
+  // pair with this cube core
+  const double score_bytes = block_q * sk * density * 4.0 * (grad ? 2 : 1);
+  p.vector_cycles = pass_cycles(*op.kind, score_bytes, hw) / std::max(1.0, hw.cube.mix_vector_ratio);
+  // Q block in, K and V (and for the gradient dO, O) streamed per tile; outputs per tile
+  const double kv_bytes = 2 * sk * d * ds * (grad ? 2 : 1);
+  p.in = flat_transfer((block_q * d * ds + kv_bytes) * tiles, tiles);
+  p.reread_fraction = std::clamp(1.0 - (b * heads * (sq + 2 * sk) * d * ds) /
+                                           std::max(1.0, p.in.padded_bytes * tiles),
+                                 0.0, 1.0);
+  p.fixpipe_bytes = block_q * d * ds * (grad ? 3 : 1);
+  p.cube_efficiency = 1;
+  return p;
+}
+
+}  // namespace
+
 KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
   (void)cores;  // cube tilers split by base block, not by core count
+  if (op.kind->role == OpRole::kAttention) return plan_attention(op, hw);
   const Gemm g = op.kind->role == OpRole::kConv2D ? gemm_of_conv(op) : gemm_of_matmul(op);
   KernelPlan p;
   p.unit = op.placement.value_or(Placement::kCube) == Placement::kMix ? Placement::kMix

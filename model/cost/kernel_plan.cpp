@@ -152,6 +152,11 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   const double vec_us = plan.vector_cycles / f;
   const double scal_us = plan.scalar_cycles / f;
   st[kVec] = {vec_us + scal_us, 0, 0, scal_us > vec_us ? Stage::kScalar : Stage::kVector};
+  if (plan.cube_vector_serial) {
+    // one compute stage: cube then vector for each tile
+    st[kCube].base += st[kVec].base;
+    st[kVec].base = 0;
+  }
   st[kFix] = {plan.fixpipe_bytes / hw.cube.fixpipe_bytes_per_cycle / f, 0, 0, Stage::kMemory};
 
   int bound_stage = 0;

@@ -37,6 +37,10 @@ struct KernelPlan {
   Transfer in;   ///< MTE2: GM -> UB / L1
   Transfer out;  ///< MTE3: UB -> GM (FixPipe output goes in fixpipe_bytes)
   bool cube_operand_path = false;  ///< MTE2 goes GM -> L1 (cube) rather than GM -> UB
+  /// The cube and vector work of a tile depend on each other (a MIX kernel such as attention:
+  /// the softmax needs the scores, the next product needs the softmax), so they run one after
+  /// the other instead of overlapping.
+  bool cube_vector_serial = false;
   /// Of all bytes read, the share that re-reads data another tile already pulled in (L2 hits).
   double reread_fraction = 0;
   /// Bytes (over all tiles) that re-read data another core already pulled in, e.g. a small

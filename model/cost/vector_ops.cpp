@@ -43,8 +43,11 @@ double unary_cycles(double bytes, const HwSpec& hw) {
          hw.vector.api_overhead_cycles;
 }
 
+// An int64 data tensor forces the scalar path; an int64 scalar operand (a step counter, an axis)
+// does not: it is read once by the scalar unit whatever the data's dtype.
 bool any_int64(const std::vector<TensorDesc>& ts) {
-  return std::any_of(ts.begin(), ts.end(), [](const TensorDesc& t) { return is_int64(t.dtype); });
+  return std::any_of(ts.begin(), ts.end(),
+                     [](const TensorDesc& t) { return is_int64(t.dtype) && t.elements() > 1; });
 }
 
 }  // namespace
