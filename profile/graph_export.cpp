@@ -170,7 +170,7 @@ GraphExport graph_from_profile(const ProfileSource& source, std::optional<std::i
       text.output_shapes = r.output_shapes;
       text.output_dtypes = r.output_dtypes;
       text.output_formats = r.output_formats;
-      text.placement = placement_text(r.kind);
+      text.placement = placement_of(r);
       try {
         (void)make_op(text, SourcePos{o.file, r.line, 0});
       } catch (const InputError& e) {
@@ -197,7 +197,7 @@ GraphExport graph_from_profile(const ProfileSource& source, std::optional<std::i
       t += fmt::format("# shapes not usable ({}): the op runs for its measured duration\n", why);
       t += "shapes = \"\"\ndtypes = \"\"\n";
     }
-    const std::string placement = placement_text(r.kind);
+    const std::string placement = placement_of(r);
     if (!placement.empty()) t += fmt::format("placement = {}\n", toml_quote(placement));
     t += "after = [";
     for (std::size_t i = 0; i < after.size(); ++i) t += (i ? ", " : "") + toml_quote(after[i]);

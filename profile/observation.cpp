@@ -8,12 +8,19 @@ namespace npusim::profile {
 
 std::string placement_text(TaskKind k) {
   switch (k) {
-    case TaskKind::kCube: return "cube";
+    // AI_CORE names the AI Core, not its cube: older CANN writes it for vector kernels too (a
+    // 48-block NLLLoss on a 24-AIC 910B), so the op's family decides cube or vector.
+    case TaskKind::kCube: return "";
     case TaskKind::kVector: return "vector";
     case TaskKind::kMix: return "mix";
     case TaskKind::kAicpu: return "aicpu";
     default: return "";
   }
+}
+
+std::string placement_of(const KernelRow& row) {
+  if (row.task_type == "MIX_AIV") return "vector";
+  return placement_text(row.kind);
 }
 
 Observation observe(const KernelRow& row, const std::string& file) {
@@ -38,7 +45,7 @@ Observation observe(const KernelRow& row, const std::string& file) {
   text.output_shapes = row.output_shapes;
   text.output_dtypes = row.output_dtypes;
   text.output_formats = row.output_formats;
-  text.placement = placement_text(row.kind);
+  text.placement = placement_of(row);
   if (row.block_dim > 0) text.attrs.emplace_back("block_dim", std::to_string(row.block_dim));
 
   Observation o;

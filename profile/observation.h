@@ -50,8 +50,12 @@ struct ObservationSet {
   std::uint64_t skipped_count = 0;     ///< all skipped rows
 };
 
-/// The Placement of a compute task kind (cube, vector, mix, aicpu); empty for unknown.
+/// The Placement of a compute task kind (vector, mix, aicpu); empty for AI_CORE (the op's family
+/// decides cube or vector) and for unknown.
 [[nodiscard]] std::string placement_text(TaskKind k);
+/// The Placement of a row: placement_text of its kind, except MIX_AIV, a vector-led mix kernel
+/// whose block dim counts vector cores, which is placed on the vector cores.
+[[nodiscard]] std::string placement_of(const KernelRow& row);
 
 /// Converts one compute row. Throws InputError (at the row) when its shapes, dtypes or formats
 /// cannot be parsed; a row without shapes (N/A) also throws, naming the reason.

@@ -277,16 +277,20 @@ class CardModel final : public EventTarget {
         const int pool = info.unit == Unit::kCube || info.unit == Unit::kMix
                              ? hw_.chip.cube_cores
                              : hw_.chip.vector_cores;
-        if (bd < 1 || bd > pool || bd != std::floor(bd)) {
-          throw InputError(
-              gop.pos,
-              fmt::format("graph op '{}': attribute block_dim = {}: expected an integer in "
-                          "[1, {}], the {} cores of {} (a larger block dim means the "
-                          "profile is from a larger chip, or the op's placement is not {})",
-                          info.name, bd, pool, pool_kind(info.unit), hw_.chip.name,
-                          pool_kind(info.unit)));
+        if (bd < 1 || bd != std::floor(bd)) {
+          throw InputError(gop.pos, fmt::format("graph op '{}': attribute block_dim = {}: expected "
+                                                "a positive integer",
+                                                info.name, bd));
         }
-        info.fixed_block_dim = static_cast<int>(bd);
+        if (bd > pool) {
+          // More logical blocks than cores (profiles show kernels launched with 256 blocks on 48
+          // cores): the task scheduler runs them in waves on every core of the pool.
+          result_.warnings.push_back(fmt::format(
+              "graph op '{}': block_dim {} exceeds the {} {} cores of {}; it holds all of them "
+              "(its blocks run in waves), or the profile is from a larger chip",
+              info.name, bd, pool, pool_kind(info.unit), hw_.chip.name));
+        }
+        info.fixed_block_dim = static_cast<int>(std::min<double>(bd, pool));
       } catch (const InputError& e) {
         if (e.pos().line != 0) throw;
         throw InputError(gop.pos, e.detail());  // attr parse errors carry no position

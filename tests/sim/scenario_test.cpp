@@ -335,17 +335,31 @@ TEST_CASE("switching the arrival kind with --set tolerates the file's keys of th
              Catch::Contains("[workload].concurrency: only used with arrival = \"closed\""));
 }
 
-TEST_CASE("a measured block dim above the chip's cores is an error at the op", "[scenario]") {
+TEST_CASE("a measured block dim above the chip's cores holds every core, with a warning; a "
+          "fractional one is an error at the op",
+          "[scenario]") {
   std::string text = kBase;
   text.replace(text.find("dtypes = \"FLOAT16\"\n"), 19,
                "dtypes = \"FLOAT16\"\nduration_us = 5.0\nattrs = { block_dim = 48 }\n");
   const Scenario s = npusim::test::scenario_from_text(text);
+  // profiles show kernels launched with more logical blocks than cores (256 on 48): they run in
+  // waves on the whole pool
+  npusim::sim::check_scenario_fits(s, npusim::test::chip("ascend910b3"));
+  const npusim::sim::SimResult r = npusim::sim::simulate(s, npusim::test::chip("ascend910b3"));
+  bool warned = false;
+  for (const auto& w : r.warnings) {
+    warned |= w.find("block_dim 48 exceeds the 40 vector cores of ascend910b3") != std::string::npos;
+  }
+  CHECK(warned);
+  std::string frac = kBase;
+  frac.replace(frac.find("dtypes = \"FLOAT16\"\n"), 19,
+               "dtypes = \"FLOAT16\"\nduration_us = 5.0\nattrs = { block_dim = 2.5 }\n");
   try {
-    npusim::sim::check_scenario_fits(s, npusim::test::chip("ascend910b3"));
+    npusim::sim::check_scenario_fits(npusim::test::scenario_from_text(frac),
+                                     npusim::test::chip("ascend910b3"));
     FAIL("expected an error");
   } catch (const InputError& e) {
     CHECK(e.pos().line == 8);
-    CHECK_THAT(e.what(), Catch::Contains("attribute block_dim = 48: expected an integer in "
-                                         "[1, 40], the vector cores of ascend910b3"));
+    CHECK_THAT(e.what(), Catch::Contains("attribute block_dim = 2.5: expected a positive integer"));
   }
 }
