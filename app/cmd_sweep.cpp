@@ -13,13 +13,12 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
-#include <vector>
-
-#include <nlohmann/json.hpp>
 #include <thread>
+#include <vector>
 
 #include "app/common.h"
 #include "model/error.h"
@@ -137,10 +136,9 @@ void run_sweep_cmd(const SweepArgs& a) {
   sim::SweepResult r;
   {
     ProgressLine progress;
-    r = sim::run_sweep(spec, a.jobs,
-                       [&progress](std::size_t done, std::size_t total) {
-                         progress.update(done, total);
-                       });
+    r = sim::run_sweep(spec, a.jobs, [&progress](std::size_t done, std::size_t total) {
+      progress.update(done, total);
+    });
   }
   write_outputs(r, a.csv, a.output, a.json);
 }
@@ -158,7 +156,6 @@ void run_merge(const MergeArgs& a) {
   for (const std::string& f : a.files) shards.push_back(sim::sweep_from_json(read_text(f), f));
   write_outputs(sim::merge_sweeps(shards, a.files), a.csv, a.output, a.json);
 }
-
 
 // One side of a comparison: the result and, per op, the cores the model gives it.
 struct Side {
@@ -197,9 +194,9 @@ void op_cores(Side& s, const HwSpec& hw) {
       break;
     }
   }
-  const CoreBudget budget{d.cube_cores_per_stream > 0 ? d.cube_cores_per_stream : hw.chip.cube_cores,
-                          d.vector_cores_per_stream > 0 ? d.vector_cores_per_stream
-                                                        : hw.chip.vector_cores};
+  const CoreBudget budget{
+      d.cube_cores_per_stream > 0 ? d.cube_cores_per_stream : hw.chip.cube_cores,
+      d.vector_cores_per_stream > 0 ? d.vector_cores_per_stream : hw.chip.vector_cores};
   const Graph& g = s.scenario.graph;
   for (const sim::OpStats& o : s.result.ops) {
     const auto i = g.find(o.name);
@@ -276,8 +273,8 @@ void run_compare(const CompareArgs& a) {
       {"mean batch (padded)", "mean_gear", b.mean_gear, c.mean_gear},
   };
   if (a.find_max_qps) {
-    rows.insert(rows.begin(), Row{"max QPS under P99 target", "max_qps", *before.max_qps,
-                                  *after.max_qps});
+    rows.insert(rows.begin(),
+                Row{"max QPS under P99 target", "max_qps", *before.max_qps, *after.max_qps});
   }
   std::string change;
   for (const std::string& s : a.sets) change += (change.empty() ? "" : " ") + s;
@@ -329,7 +326,8 @@ void run_compare(const CompareArgs& a) {
   const auto count = [](const std::optional<std::int64_t>& v) {
     return v ? std::to_string(*v) : std::string("-");
   };
-  out += fmt::format("{:<26}{:>14}{:>14}\n", "P99 target met", yes_no(b.p99_met), yes_no(c.p99_met));
+  out +=
+      fmt::format("{:<26}{:>14}{:>14}\n", "P99 target met", yes_no(b.p99_met), yes_no(c.p99_met));
   out += fmt::format("{:<26}{:>14}{:>14}\n", "cards needed", count(b.cards_needed),
                      count(c.cards_needed));
   out += fmt::format(
@@ -337,8 +335,7 @@ void run_compare(const CompareArgs& a) {
       "within the stream's core limit; core-time = cores x time)\n",
       before.gear, after.gear);
   out += fmt::format("{:<18}{:>11}{:>11}{:>8}{:>7}{:>7}{:>13}{:>13}{:>8}\n", "op", "us before",
-                     "us after", "time", "cores", "cores", "core-us bef", "core-us aft",
-                     "c-time");
+                     "us after", "time", "cores", "cores", "core-us bef", "core-us aft", "c-time");
   for (std::size_t i = 0; i < b.ops.size(); ++i) {
     const auto it = std::find_if(c.ops.begin(), c.ops.end(),
                                  [&](const sim::OpStats& o) { return o.name == b.ops[i].name; });
@@ -399,18 +396,21 @@ void register_sweep(CLI::App& app) {
       "compare",
       "The scenario as it is against the scenario changed (--set): latency, QPS, utilisation, "
       "core-time per request, and per op the change in time and core-time");
-  compare->add_option("scenario", cargs->scenario,
-                      "scenario file, or the name of a bundled one (e.g. default)")
+  compare
+      ->add_option("scenario", cargs->scenario,
+                   "scenario file, or the name of a bundled one (e.g. default)")
       ->required();
-  compare->add_option("--set", cargs->sets,
-                      "the change: section.key=value (repeatable), e.g. "
-                      "--set deployment.cube_cores_per_stream=12")
+  compare
+      ->add_option("--set", cargs->sets,
+                   "the change: section.key=value (repeatable), e.g. "
+                   "--set deployment.cube_cores_per_stream=12")
       ->required();
   compare->add_flag("--json", cargs->json, "print the comparison as JSON");
   compare->add_flag("--find-max-qps", cargs->find_max_qps,
                     "compare at each side's highest Poisson rate whose P99 meets target.p99_ms");
-  compare->add_option("--max-qps-tolerance", cargs->max_qps_tolerance,
-                      "stop the rate search when the bracket is this share of the rate")
+  compare
+      ->add_option("--max-qps-tolerance", cargs->max_qps_tolerance,
+                   "stop the rate search when the bracket is this share of the rate")
       ->capture_default_str();
   compare->callback([cargs] { run_compare(*cargs); });
 }

@@ -1,6 +1,7 @@
 #include "sim/sweep.h"
 
 #include <fmt/format.h>
+#include <toml++/toml.h>
 
 #include <algorithm>
 #include <atomic>
@@ -13,7 +14,6 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
-#include <toml++/toml.h>
 #include <utility>
 
 #include "model/error.h"
@@ -142,7 +142,7 @@ std::vector<std::string> values_of(const std::vector<SweepAxis>& axes, std::size
 // What the sweep needs to build each point's scenario.
 struct Plan {
   const SweepSpec* spec = nullptr;
-  bool file_lists_gears = false;     // max_gear is then applied to the scenario's own gears
+  bool file_lists_gears = false;  // max_gear is then applied to the scenario's own gears
   std::vector<std::int64_t> base_gears;
   bool reload_hw = false;            // an axis changes the chip or its overlays
   std::shared_ptr<const HwSpec> hw;  // the baseline's chip, shared read-only by all points
@@ -276,8 +276,8 @@ std::size_t grid_size(const std::vector<SweepAxis>& axes) {
   std::size_t n = 1;
   for (const SweepAxis& a : axes) {
     if (n > kMaxGridPoints / a.values.size()) {
-      throw InputError(kCmd, fmt::format("the grid has more than {} points; split the sweep",
-                                         kMaxGridPoints));
+      throw InputError(
+          kCmd, fmt::format("the grid has more than {} points; split the sweep", kMaxGridPoints));
     }
     n *= a.values.size();
   }
@@ -325,13 +325,11 @@ class JsonReader {
  public:
   explicit JsonReader(std::string file) : file_(std::move(file)) {}
 
-  [[noreturn]] void fail(const std::string& what) const {
-    throw InputError({file_, 0, 0}, what);
-  }
+  [[noreturn]] void fail(const std::string& what) const { throw InputError({file_, 0, 0}, what); }
   const Json& field(const Json& obj, const char* key, const std::string& where) const {
     if (!obj.is_object() || !obj.contains(key)) {
-      fail(fmt::format("{}: missing '{}' (is this the --json output of npusim sweep?)", where,
-                       key));
+      fail(
+          fmt::format("{}: missing '{}' (is this the --json output of npusim sweep?)", where, key));
     }
     return obj.at(key);
   }
@@ -477,8 +475,9 @@ SweepShard parse_sweep_shard(const std::string& text) {
 
 MaxQps find_max_qps(Scenario sc, const HwSpec& hw, double tolerance) {
   if (sc.workload.arrival != ArrivalKind::kPoisson) {
-    throw InputError(kCmd, "--find-max-qps searches the Poisson rate: the scenario's "
-                           "workload.arrival must be \"poisson\"");
+    throw InputError(kCmd,
+                     "--find-max-qps searches the Poisson rate: the scenario's "
+                     "workload.arrival must be \"poisson\"");
   }
   if (!sc.target.p99_ms) {
     throw InputError(kCmd, "--find-max-qps needs target.p99_ms (in the scenario or --set)");
@@ -530,8 +529,8 @@ MaxQps find_max_qps(Scenario sc, const HwSpec& hw, double tolerance) {
 }
 
 std::size_t SweepResult::skipped() const noexcept {
-  return static_cast<std::size_t>(std::count_if(
-      points.begin(), points.end(), [](const SweepPoint& p) { return !p.feasible; }));
+  return static_cast<std::size_t>(
+      std::count_if(points.begin(), points.end(), [](const SweepPoint& p) { return !p.feasible; }));
 }
 
 SweepResult run_sweep(const SweepSpec& spec, unsigned jobs, const SweepProgress& progress) {
@@ -734,9 +733,9 @@ SweepResult merge_sweeps(const std::vector<SweepResult>& shards,
   for (std::size_t i = 0; i < shards.size(); ++i) {
     const SweepResult& s = shards[i];
     const auto differs = [&](const char* what) {
-      throw InputError({files[i], 0, 0},
-                       fmt::format("not a shard of the same sweep as {}: its {} differ(s)",
-                                   files[0], what));
+      throw InputError(
+          {files[i], 0, 0},
+          fmt::format("not a shard of the same sweep as {}: its {} differ(s)", files[0], what));
     };
     if (s.scenario != first.scenario || s.scenario_file != first.scenario_file) {
       differs("scenario");
@@ -745,7 +744,8 @@ SweepResult merge_sweeps(const std::vector<SweepResult>& shards,
     if (s.keys != first.keys || s.grid_points != first.grid_points) differs("--vary axes");
     if (s.shard.n != first.shard.n) differs("shard count");
     if (s.find_max_qps != first.find_max_qps) differs("--find-max-qps");
-    if (s.target_p99_ms != first.target_p99_ms || s.target_traffic_qps != first.target_traffic_qps) {
+    if (s.target_p99_ms != first.target_p99_ms ||
+        s.target_traffic_qps != first.target_traffic_qps) {
       differs("target");
     }
     if (seen[s.shard.k] >= 0) {
@@ -757,14 +757,16 @@ SweepResult merge_sweeps(const std::vector<SweepResult>& shards,
   }
   std::string missing;
   for (std::size_t k = 0; k < seen.size(); ++k) {
-    if (seen[k] < 0) missing += fmt::format("{}{}/{}", missing.empty() ? "" : ", ", k, first.shard.n);
+    if (seen[k] < 0)
+      missing += fmt::format("{}{}/{}", missing.empty() ? "" : ", ", k, first.shard.n);
   }
   if (!missing.empty()) throw InputError(kCmd, "merge: missing shard(s) " + missing);
 
   SweepResult r = first;
   r.shard = SweepShard{};
   r.points.clear();
-  for (const SweepResult& s : shards) r.points.insert(r.points.end(), s.points.begin(), s.points.end());
+  for (const SweepResult& s : shards)
+    r.points.insert(r.points.end(), s.points.begin(), s.points.end());
   std::sort(r.points.begin(), r.points.end(),
             [](const SweepPoint& a, const SweepPoint& b) { return a.index < b.index; });
   NPUSIM_CHECK(r.points.size() == r.grid_points);
@@ -794,8 +796,7 @@ std::string sweep_to_csv(const SweepResult& r) {
     }
     s += fmt::format(",true,{:.3f},{:.3f},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{},{},\n", p.qps,
                      p.throughput, p.p50_ms, p.p99_ms, p.cube_utilization, p.vector_utilization,
-                     opt_text(p.cards_needed),
-                     p.p99_met ? (*p.p99_met ? "true" : "false") : "",
+                     opt_text(p.cards_needed), p.p99_met ? (*p.p99_met ? "true" : "false") : "",
                      p.max_qps ? fmt::format("{:.3f}", *p.max_qps) : "",
                      p.pareto ? "true" : "false");
   }
@@ -829,11 +830,10 @@ std::string sweep_to_text(const SweepResult& r) {
     width[c] = head[c].size();
     for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
   }
-  std::string s = fmt::format("sweep of {}: {} point(s){}, {} simulated, {} skipped\n", r.scenario,
-                              r.grid_points,
-                              r.shard.n > 1 ? fmt::format(" (shard {}/{})", r.shard.k, r.shard.n)
-                                            : std::string(),
-                              r.points.size() - r.skipped(), r.skipped());
+  std::string s = fmt::format(
+      "sweep of {}: {} point(s){}, {} simulated, {} skipped\n", r.scenario, r.grid_points,
+      r.shard.n > 1 ? fmt::format(" (shard {}/{})", r.shard.k, r.shard.n) : std::string(),
+      r.points.size() - r.skipped(), r.skipped());
   const auto line = [&](const std::vector<std::string>& cells) {
     std::string l;
     for (std::size_t c = 0; c < cells.size(); ++c) {
@@ -861,11 +861,12 @@ std::string sweep_to_text(const SweepResult& r) {
   if (r.best) {
     const SweepPoint& p = r.points[*r.best];
     const double gain = b.feasible && b.throughput > 0 ? p.throughput / b.throughput - 1 : 0;
-    s += fmt::format("best under {}: {} -> {:.0f} samples/s, {}, P99 {:.3f} ms; {:+.1f}% "
-                     "throughput over the scenario's own configuration ({:.0f} samples/s, P99 "
-                     "{:.3f} ms)\n",
-                     target, point_label(r.keys, p.values), p.throughput, rate(p), p.p99_ms,
-                     100 * gain, b.throughput, b.p99_ms);
+    s += fmt::format(
+        "best under {}: {} -> {:.0f} samples/s, {}, P99 {:.3f} ms; {:+.1f}% "
+        "throughput over the scenario's own configuration ({:.0f} samples/s, P99 "
+        "{:.3f} ms)\n",
+        target, point_label(r.keys, p.values), p.throughput, rate(p), p.p99_ms, 100 * gain,
+        b.throughput, b.p99_ms);
     if (!r.find_max_qps) {
       // At one offered rate every point that keeps up carries the same traffic, so throughput
       // differs by noise only; capacity needs the rate search.

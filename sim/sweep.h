@@ -36,8 +36,8 @@ struct SweepAxis {
 
 /// Which points of the grid this run takes: index % count == index_k.
 struct SweepShard {
-  std::size_t k = 0;      ///< 0-based shard index, < n
-  std::size_t n = 1;      ///< number of shards
+  std::size_t k = 0;  ///< 0-based shard index, < n
+  std::size_t n = 1;  ///< number of shards
 };
 
 /// Parses `K/N` (0 <= K < N). Throws InputError.

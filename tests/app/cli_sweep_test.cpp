@@ -79,13 +79,12 @@ TEST_CASE("sweep prints the table, the front, skipped points, the best point and
   CHECK(r.err.empty());  // not a terminal: no progress line
 }
 
-TEST_CASE("sweep writes CSV and JSON files and the same numbers with any --jobs",
-          "[cli][sweep]") {
+TEST_CASE("sweep writes CSV and JSON files and the same numbers with any --jobs", "[cli][sweep]") {
   const fs::path d = temp_dir();
-  const auto one = run_cli(sweep_args() + " --jobs 1 --csv '" + (d / "a.csv").string() +
-                           "' -o '" + (d / "a.json").string() + "'");
-  const auto two = run_cli(sweep_args() + " --jobs 2 --csv '" + (d / "b.csv").string() +
-                           "' -o '" + (d / "b.json").string() + "'");
+  const auto one = run_cli(sweep_args() + " --jobs 1 --csv '" + (d / "a.csv").string() + "' -o '" +
+                           (d / "a.json").string() + "'");
+  const auto two = run_cli(sweep_args() + " --jobs 2 --csv '" + (d / "b.csv").string() + "' -o '" +
+                           (d / "b.json").string() + "'");
   REQUIRE(one.exit_code == 0);
   REQUIRE(two.exit_code == 0);
   CHECK(one.out == two.out);
@@ -124,8 +123,7 @@ TEST_CASE("sweep rejects bad --vary, --shard and merge input with exit code 2", 
   const std::string sc = "'" + small_scenario().string() + "'";
   auto r = run_cli("sweep " + sc + " --vary deployment.streams=4..1");
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("<command line>: error: --vary 'deployment.streams=4..1'") !=
-        std::string::npos);
+  CHECK(r.err.find("<command line>: error: --vary 'deployment.streams=4..1'") != std::string::npos);
   CHECK(r.err.find("the end is below the start") != std::string::npos);
   r = run_cli("sweep " + sc + " --vary deployment.nope=1");
   CHECK(r.exit_code == 2);

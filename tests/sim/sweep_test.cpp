@@ -118,9 +118,9 @@ TEST_CASE("An axis names a scenario key; an unknown key lists the accepted ones"
   const auto axis = parse_sweep_axis("deployment.streams=1..3");
   CHECK(axis.key == "deployment.streams");
   CHECK(axis.values == Strings{"1", "2", "3"});
-  CHECK_THROWS_WITH(parse_sweep_axis("deployment.stream=1"),
-                    Catch::Contains("unknown key 'deployment.stream'") &&
-                        Catch::Contains("deployment.max_gear"));
+  CHECK_THROWS_WITH(
+      parse_sweep_axis("deployment.stream=1"),
+      Catch::Contains("unknown key 'deployment.stream'") && Catch::Contains("deployment.max_gear"));
   CHECK_THROWS_WITH(parse_sweep_axis("deployment.streams"), Catch::Contains("section.key=values"));
 }
 
@@ -137,7 +137,7 @@ TEST_CASE("A shard is K/N with K counted from zero", "[sweep]") {
 TEST_CASE("The Pareto front keeps points no other beats on both throughput and P99", "[sweep]") {
   SweepResult r;
   r.points = {point(0, 100, 1.0, 10), point(1, 200, 2.0, 5), point(2, 150, 3.0, 4),
-              point(3, 200, 2.0, 5), point(4, 50, 1.0, 20), point(5, 0, 0, 0)};
+              point(3, 200, 2.0, 5),  point(4, 50, 1.0, 20), point(5, 0, 0, 0)};
   r.points[5].feasible = false;  // skipped points are never on the front
   r.target_p99_ms = 2.5;
   r.target_traffic_qps = 1000;
