@@ -30,19 +30,6 @@ struct SimulateArgs {
   std::size_t trace_max_spans = 500'000;
 };
 
-// A scenario is a path, or the name of a bundled one ("default" -> scenarios/default.toml).
-fs::path resolve_scenario(const std::string& given) {
-  std::error_code ec;
-  if (fs::is_regular_file(given, ec)) return given;
-  if (given.find('/') == std::string::npos) {
-    const std::string file = fs::path(given).extension() == ".toml" ? given : given + ".toml";
-    for (const fs::path& d : data_dirs()) {
-      if (fs::is_regular_file(d / "scenarios" / file, ec)) return d / "scenarios" / file;
-    }
-  }
-  throw InputError({given, 0, 0}, "no such scenario file (nor a bundled scenario of that name)");
-}
-
 void run(const SimulateArgs& a) {
   const sim::Scenario sc = sim::load_scenario(resolve_scenario(a.scenario), a.sets);
   const HwSpec hw = sim::load_scenario_hw(sc, hw_spec_dirs());

@@ -69,20 +69,6 @@ struct MergeArgs {
   bool json = false;
 };
 
-// A scenario is a path, or the name of a bundled one ("default" -> scenarios/default.toml), as
-// in `npusim simulate`.
-fs::path resolve_scenario(const std::string& given) {
-  std::error_code ec;
-  if (fs::is_regular_file(given, ec)) return given;
-  if (given.find('/') == std::string::npos) {
-    const std::string file = fs::path(given).extension() == ".toml" ? given : given + ".toml";
-    for (const fs::path& d : data_dirs()) {
-      if (fs::is_regular_file(d / "scenarios" / file, ec)) return d / "scenarios" / file;
-    }
-  }
-  throw InputError({given, 0, 0}, "no such scenario file (nor a bundled scenario of that name)");
-}
-
 // Points done, rate and time left on one redrawn stderr line; silent when stderr is not a
 // terminal (logs, CI, job arrays) and for sweeps shorter than kProgressAfterS.
 class ProgressLine {

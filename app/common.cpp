@@ -67,6 +67,18 @@ void write_output_file(const fs::path& path, const std::string& content) {
   }
 }
 
+fs::path resolve_scenario(const std::string& given) {
+  std::error_code ec;
+  if (fs::is_regular_file(given, ec)) return given;
+  if (given.find('/') == std::string::npos) {
+    const std::string file = fs::path(given).extension() == ".toml" ? given : given + ".toml";
+    for (const fs::path& d : data_dirs()) {
+      if (fs::is_regular_file(d / "scenarios" / file, ec)) return d / "scenarios" / file;
+    }
+  }
+  throw InputError({given, 0, 0}, "no such scenario file (nor a bundled scenario of that name)");
+}
+
 void warn(const std::string& what) { std::cerr << "warning: " << what << '\n'; }
 
 }  // namespace npusim::app

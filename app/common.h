@@ -27,6 +27,10 @@ namespace npusim::app {
 /// failure never leaves a partial file. "-" writes to stdout.
 void write_output_file(const std::filesystem::path& path, const std::string& content);
 
+/// A scenario given as a file path, or by the name of a bundled one ("default" finds
+/// scenarios/default.toml in data_dirs()). Throws InputError when neither exists.
+[[nodiscard]] std::filesystem::path resolve_scenario(const std::string& given);
+
 /// Prints `warning: what` to stderr.
 void warn(const std::string& what);
 
