@@ -6,6 +6,8 @@
 #   scripts/gen_docs.sh               # both
 #   scripts/gen_docs.sh --reference   # docs/cli.md, docs/chips.md only
 #   scripts/gen_docs.sh --readme      # the README tour only
+#   scripts/gen_docs.sh --accuracy    # the held-out figures table of docs/accuracy.md (its
+#                                     # <!-- accuracy:table --> slot; needs ../shared/profiles)
 #
 # Uses the binary in $NPUSIM when set; otherwise builds npusim with the release preset (as
 # scripts/demo.sh does) and uses build/release/app/npusim. The tour reads the real profiles in
