@@ -2,7 +2,7 @@
 """Regenerates the parts of npusim's documentation that the built binary can print.
 
   docs/cli.md    every command's --help, the scenario keys --set/--vary accept, the graph op keys
-  docs/chips.md  `npusim hw list`, a table of the main figures, `npusim hw show` of each chip
+  docs/chips.md  `npusim hw list`, and every value `npusim hw show` prints, all chips side by side
   README.md      the five-minute tour: each command between <!-- tour:NAME --> and <!-- /tour -->
                  is run and its real output spliced in
   docs/accuracy.md  with --accuracy: the held-out error table of the two splits it describes,

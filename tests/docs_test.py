@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.dont_write_bytecode = True  # leave no __pycache__ in the source tree
 sys.path.insert(0, str(ROOT / "scripts"))
 import gen_docs  # noqa: E402  (the generator itself, so the test and the script cannot disagree)
 
