@@ -299,7 +299,7 @@ def tour_commands() -> dict[str, TourStep]:
         "analyze": TourStep(["analyze", prof]),
         "simulate": TourStep(["simulate", "default"]),
         "sweep": TourStep(["sweep", "default", "--vary", "deployment.streams=1..4", "--vary",
-                           "deployment.max_gear=16,32", "--jobs", "2"]),
+                           "deployment.max_gear=16,32", "--find-max-qps", "--jobs", "2"]),
         "calibrate": TourStep(["calibrate", prof, "--hw", "auto", "-o", "build/calibrated.toml"],
                               fold=r"^\s+by (family|regime|op type)"),
     }
