@@ -116,6 +116,18 @@ def graph_op_keys(npusim: Path) -> list[str]:
     return sorted(accepted_list(out + err, "accepted keys:"))
 
 
+def accepted_text(npusim: Path, flag: str, bad: str) -> str:
+    """What `npusim predict` says it accepts when `flag` gets a value it does not know."""
+    args = ["predict", "--op", "Add", "--shapes", "4;4", "--dtypes", "FLOAT16", flag, bad]
+    if flag == "--dtypes":
+        args = ["predict", "--op", "Add", "--shapes", "4;4", flag, bad]
+    _, _, err = run(npusim, args, expect_rc=2)
+    m = re.search(r"accepted: (.*)$", err.strip(), re.MULTILINE)
+    if not m:
+        raise DocsError(f"expected 'accepted: ...' from `npusim {' '.join(args)}`:\n{err}")
+    return m.group(1).strip()
+
+
 def cli_page(npusim: Path) -> str:
     commands = collect_commands(npusim, [])
     lines = [
@@ -169,6 +181,18 @@ def cli_page(npusim: Path) -> str:
         "each means: [scenarios.md](scenarios.md#graph-files).",
         "",
         ", ".join(f"`{k}`" for k in graph_op_keys(npusim)),
+        "",
+        "## Dtypes, formats and placements",
+        "",
+        "What `--dtypes`, `--formats` and `--placement` of `predict` (and the same fields of graph "
+        "files) accept,",
+        "as the binary lists them (other spellings in parentheses; case does not matter, a `DT_` "
+        "prefix is",
+        "dropped):",
+        "",
+        "- dtypes: " + accepted_text(npusim, "--dtypes", "NO_SUCH_DTYPE"),
+        "- formats: " + accepted_text(npusim, "--formats", "NO_SUCH_FORMAT"),
+        "- placements: " + accepted_text(npusim, "--placement", "no_such_placement"),
         "",
     ]
     return "\n".join(lines)
