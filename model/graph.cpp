@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <functional>
 #include <limits>
@@ -298,6 +299,105 @@ Graph load_graph_file(const std::filesystem::path& file) {
   Graph g = read_graph_table(graph, file.parent_path());
   root.finish();
   return g;
+}
+
+namespace {
+
+// A TOML basic string.
+std::string toml_string(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// An attribute value as read_op() stored it: written bare when reading the bare value back gives
+// the same text (integers, plain decimals, booleans), else as a string, so the text round-trips.
+std::string toml_attr_value(const std::string& v) {
+  if (v == "true" || v == "false") return v;
+  std::int64_t i = 0;
+  const auto [pi, ei] = std::from_chars(v.data(), v.data() + v.size(), i);
+  if (ei == std::errc() && pi == v.data() + v.size() && std::to_string(i) == v) return v;
+  const bool plain_decimal =
+      !v.empty() && v.find_first_not_of("-0123456789.") == std::string::npos &&
+      std::count(v.begin(), v.end(), '.') == 1 && std::isdigit(static_cast<unsigned char>(v.back()));
+  if (plain_decimal) {
+    double d = 0;
+    const auto [pd, ed] = std::from_chars(v.data(), v.data() + v.size(), d);
+    if (ed == std::errc() && pd == v.data() + v.size() && fmt::format("{}", d) == v &&
+        std::isdigit(static_cast<unsigned char>(v[v.front() == '-' ? 1 : 0])))
+      return v;
+  }
+  return toml_string(v);
+}
+
+// A key, bare when TOML allows it.
+std::string toml_key(const std::string& k) {
+  const bool bare = !k.empty() && std::all_of(k.begin(), k.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+  return bare ? k : toml_string(k);
+}
+
+}  // namespace
+
+std::string graph_to_toml(const Graph& graph) {
+  std::string out = "[graph]\n";
+  out += fmt::format("name = {}\n", toml_string(graph.name()));
+  for (const GraphOp& op : graph.ops()) {
+    const OpText& t = op.text;
+    out += "\n[[graph.op]]\n";
+    out += fmt::format("name = {}\n", toml_string(t.name));
+    out += fmt::format("type = {}\n", toml_string(t.type));
+    out += fmt::format("shapes = {}\n", toml_string(t.input_shapes));
+    out += fmt::format("dtypes = {}\n", toml_string(t.input_dtypes));
+    const auto optional = [&out](const char* key, const std::string& v) {
+      if (!v.empty()) out += fmt::format("{} = {}\n", key, toml_string(v));
+    };
+    optional("formats", t.input_formats);
+    optional("output_shapes", t.output_shapes);
+    optional("output_dtypes", t.output_dtypes);
+    optional("output_formats", t.output_formats);
+    optional("placement", t.placement);
+    if (op.after) {
+      std::string list;
+      for (const std::string& a : *op.after) list += (list.empty() ? "" : ", ") + toml_string(a);
+      out += fmt::format("after = [{}]\n", list);
+    }
+    if (op.stream != 0) out += fmt::format("stream = {}\n", op.stream);
+    if (op.duration_us) out += fmt::format("duration_us = {}\n", *op.duration_us);
+    if (!t.attrs.empty()) {
+      std::string list;
+      for (const auto& [k, v] : t.attrs) {
+        list += fmt::format("{}{} = {}", list.empty() ? "" : ", ", toml_key(k), toml_attr_value(v));
+      }
+      out += fmt::format("attrs = {{ {} }}\n", list);
+    }
+  }
+  return out;
 }
 
 }  // namespace npusim

@@ -103,4 +103,9 @@ class Graph {
 /// Loads a standalone graph file (a `[graph]` table and nothing else).
 [[nodiscard]] Graph load_graph_file(const std::filesystem::path& file);
 
+/// The graph as a standalone graph file's TOML text: every field of every op as given, so
+/// load_graph_file() of the text yields the same ops (names, types, shape templates, dtypes,
+/// formats, placements, attributes, `after`, stream, duration_us) in the same order.
+[[nodiscard]] std::string graph_to_toml(const Graph& graph);
+
 }  // namespace npusim
