@@ -91,7 +91,30 @@ void run_calibrate(const CalibrateArgs& a) {
       {"holdout_rows", std::to_string(hold.size())},
       {"holdout_mape", fmt::format("{:.4f}", hold_after.overall.mape)},
       {"holdout_step_total_error", fmt::format("{:.4f}", hold_after.overall.step_total_error)}};
-  if (!a.out.empty()) write_output_file(a.out, overlay_toml(res, header, meta));
+  // The spread of the calibrated model's error on rows the fit never saw: what `predict` and
+  // `simulate` print as a P10-P90 range beside their figures.
+  const std::map<std::string, ErrorInterval> intervals =
+      prediction_intervals(samples, hold, res.fitted);
+  std::vector<std::string> interval_comment;
+  if (intervals.empty()) {
+    interval_comment.push_back(fmt::format(
+        "no [intervals]: the holdout has fewer than {} usable rows, so predictions using this "
+        "overlay say 'uncalibrated'",
+        kMinIntervalRows));
+  } else {
+    interval_comment = {
+        fmt::format("Prediction intervals: P10 and P90 of measured / predicted device time on the "
+                    "{} holdout rows above",
+                    hold.size()),
+        fmt::format("(split by {}, holdout {:.2f}, seed {}), predicted with this overlay's values. "
+                    "A family with fewer",
+                    a.split, a.holdout, a.seed),
+        fmt::format("than {} holdout rows has no table of its own and uses [intervals.all].",
+                    kMinIntervalRows)};
+  }
+  if (!a.out.empty()) {
+    write_output_file(a.out, overlay_toml(res, header, meta, intervals, interval_comment));
+  }
 
   if (a.json) {
     nlohmann::ordered_json j;
@@ -108,6 +131,11 @@ void run_calibrate(const CalibrateArgs& a) {
                         {"rel_sigma", p.rel_sigma}});
     }
     j["params"] = params;
+    nlohmann::ordered_json ivs = nlohmann::ordered_json::object();
+    for (const auto& [name, e] : intervals) {
+      ivs[name] = {{"p10", e.p10}, {"p90", e.p90}, {"rows", e.rows}};
+    }
+    j["intervals"] = ivs;
     std::cout << j.dump(2) << '\n';
     return;
   }
@@ -128,6 +156,16 @@ void run_calibrate(const CalibrateArgs& a) {
     if (!p.identified) continue;
     std::cout << fmt::format("  {:<42} {:>12.5g}  prior {:>10.5g}  ±{:.0f}%\n", p.key, p.value, p.prior,
                              100 * p.rel_sigma);
+  }
+  if (intervals.empty()) {
+    std::cout << fmt::format("\nprediction intervals: none (fewer than {} usable holdout rows)\n",
+                             kMinIntervalRows);
+  } else {
+    std::cout << "\nprediction intervals (measured / predicted on the holdout, after the fit):\n";
+    for (const auto& [name, e] : intervals) {
+      std::cout << fmt::format("  {:<16} P10 {:.3f}  P90 {:.3f}  ({} rows)\n", name, e.p10, e.p90,
+                               e.rows);
+    }
   }
   std::vector<Sample> held;
   for (const std::size_t i : hold) held.push_back(samples[i]);

@@ -2,10 +2,13 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "app/common.h"
+#include "model/calibration.h"
 #include "model/error.h"
 #include "model/op_table.h"
 #include "model/predict.h"
@@ -33,7 +36,25 @@ struct PredictArgs {
   bool json = false;
 };
 
-nlohmann::ordered_json to_json(const OpCost& c) {
+/// The P10-P90 range of an op's duration on a calibrated chip. The factors apply to the device
+/// time only (what the holdout measured); a host-side part (dynamic-shape round trip, host op)
+/// is added unscaled.
+struct DurationRange {
+  double p10_us = 0;
+  double p90_us = 0;
+  IntervalLookup lookup;
+};
+
+std::optional<DurationRange> duration_range(const OpCost& c, const OpDesc& op, const HwSpec& hw) {
+  const auto lookup = interval_for(hw, op.kind->family);
+  if (!lookup) return std::nullopt;
+  const double host_us = c.critical_path.host_us;
+  const double device_us = std::max(0.0, c.duration_us - host_us);
+  return DurationRange{host_us + device_us * lookup->interval.p10,
+                       host_us + device_us * lookup->interval.p90, *lookup};
+}
+
+nlohmann::ordered_json to_json(const OpCost& c, const std::optional<DurationRange>& range) {
   nlohmann::ordered_json j;
   j["duration_us"] = c.duration_us;
   j["block_dim"] = c.block_dim;
@@ -52,6 +73,14 @@ nlohmann::ordered_json to_json(const OpCost& c) {
   j["pipes"] = {{"cube_us", q.cube_us},   {"vector_us", q.vector_us},   {"scalar_us", q.scalar_us},
                 {"mte1_us", q.mte1_us},   {"mte2_us", q.mte2_us},       {"mte3_us", q.mte3_us},
                 {"fixpipe_us", q.fixpipe_us}};
+  if (range) {
+    j["interval"] = {{"p10_us", range->p10_us},
+                     {"p90_us", range->p90_us},
+                     {"rows", range->lookup.interval.rows},
+                     {"source", range->lookup.source}};
+  } else {
+    j["interval"] = nullptr;
+  }
   return j;
 }
 
@@ -102,12 +131,19 @@ std::string why(const OpCost& c, const OpDesc& op, const HwSpec& hw) {
   return "";
 }
 
-std::string text_report(const OpCost& c, const OpDesc& op, const HwSpec& hw) {
+std::string text_report(const OpCost& c, const OpDesc& op, const HwSpec& hw,
+                        const std::optional<DurationRange>& range) {
   std::string s;
   s += fmt::format("{} on {} ({}, {} family)\n", op.type, hw.chip.display_name,
                    placement_name(op.placement.value_or(op.kind->placement)),
                    family_name(op.kind->family));
   s += fmt::format("  duration     {:>12.3f} us   bound: {}\n", c.duration_us, bound_name(c.bound));
+  if (range) {
+    s += fmt::format("  P10-P90      {:>12.3f} - {:.3f} us  ({})\n", range->p10_us, range->p90_us,
+                     interval_source_text(range->lookup));
+  } else {
+    s += "  P10-P90      uncalibrated (no overlay with [intervals]; see npusim calibrate)\n";
+  }
   s += fmt::format("  block dim    {:>12d}      waves {} over {} tiles\n", c.block_dim, c.waves, c.tiles);
   s += fmt::format("  core time    {:>12.3f} us\n", c.core_time_us);
   s += fmt::format("  bytes in/out {:>12.0f} / {:.0f}\n", c.bytes_in, c.bytes_out);
@@ -168,10 +204,11 @@ void run_predict(const PredictArgs& a) {
   ctx.l2_hit_ratio = a.l2_hit_ratio;
   const OpCost c = predict(op, hw, CoreBudget{a.cube_cores, a.vector_cores}, ctx);
   for (const auto& w : warning_texts(c.warnings, op.type)) warn(w);
+  const std::optional<DurationRange> range = duration_range(c, op, hw);
   if (a.json) {
-    std::cout << to_json(c).dump(2) << '\n';
+    std::cout << to_json(c, range).dump(2) << '\n';
   } else {
-    std::cout << text_report(c, op, hw);
+    std::cout << text_report(c, op, hw, range);
   }
 }
 
@@ -202,7 +239,8 @@ void register_predict(CLI::App& app) {
   sub->add_option("--l2-hit-ratio", a->l2_hit_ratio, "fraction of reads that hit L2 (default: the spec's)")
       ->check(CLI::Range(0.0, 1.0));
   sub->add_flag("--json", a->json, "one JSON object: duration_us, block_dim, bound, core_time_us, "
-                                   "bytes_in, bytes_out, flops, cube_efficiency, critical_path, pipes");
+                                   "bytes_in, bytes_out, flops, cube_efficiency, critical_path, pipes, "
+                                   "interval (P10-P90 from a calibration overlay, or null)");
   sub->callback([a] { run_predict(*a); });
 }
 

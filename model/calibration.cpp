@@ -10,6 +10,7 @@
 #include <set>
 
 #include "model/error.h"
+#include "model/op_table.h"
 
 namespace npusim {
 
@@ -98,6 +99,22 @@ std::uint64_t fnv1a(std::string_view s, std::uint64_t seed) {
   h *= 0xff51afd7ed558ccdULL;
   h ^= h >> 33;
   return h;
+}
+
+double quantile_sorted(const std::vector<double>& v, double q) {
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = static_cast<std::size_t>(std::ceil(pos));
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+ErrorInterval interval_of(std::vector<double> ratios) {
+  std::sort(ratios.begin(), ratios.end());
+  ErrorInterval e;
+  e.p10 = quantile_sorted(ratios, 0.1);
+  e.p90 = quantile_sorted(ratios, 0.9);
+  e.rows = static_cast<int>(ratios.size());
+  return e;
 }
 
 double unit(std::uint64_t h) { return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0); }
@@ -296,8 +313,65 @@ void split_samples(const std::vector<Sample>& samples, SplitKind kind, double ho
   }
 }
 
+std::map<std::string, ErrorInterval> prediction_intervals(const std::vector<Sample>& samples,
+                                                          const std::vector<std::size_t>& holdout,
+                                                          const HwSpec& fitted,
+                                                          std::size_t min_rows) {
+  std::map<std::string, std::vector<double>> by_family;
+  std::vector<double> all;
+  for (const std::size_t i : holdout) {
+    const Sample& s = samples.at(i);
+    if (!(s.measured_us > 0)) continue;
+    const double pred = predict_sample(s, fitted).predicted_us;
+    if (!(pred > 0)) continue;
+    const double ratio = s.measured_us / pred;
+    by_family[family_name(s.op.kind->family)].push_back(ratio);
+    all.push_back(ratio);
+  }
+  std::map<std::string, ErrorInterval> out;
+  const std::size_t need = std::max<std::size_t>(min_rows, 1);
+  if (all.size() < need) return out;
+  for (auto& [family, ratios] : by_family) {
+    if (ratios.size() >= need) out.emplace(family, interval_of(std::move(ratios)));
+  }
+  out.emplace("all", interval_of(std::move(all)));
+  return out;
+}
+
+std::optional<IntervalLookup> interval_for(const HwSpec& hw, OpFamily family) {
+  const std::string name = family_name(family);
+  if (const auto it = hw.intervals.find(name); it != hw.intervals.end()) {
+    return IntervalLookup{it->second, name};
+  }
+  if (const auto it = hw.intervals.find("all"); it != hw.intervals.end()) {
+    return IntervalLookup{it->second, "all"};
+  }
+  return std::nullopt;
+}
+
+std::map<OpFamily, double> interval_factors(const HwSpec& hw, IntervalEnd end) {
+  std::map<OpFamily, double> out;
+  std::set<OpFamily> families{OpFamily::kGeneric};
+  for (const OpKindInfo& k : op_table()) families.insert(k.family);
+  for (const OpFamily f : families) {
+    if (const auto lookup = interval_for(hw, f)) {
+      out.emplace(f, end == IntervalEnd::kP10 ? lookup->interval.p10 : lookup->interval.p90);
+    }
+  }
+  return out;
+}
+
+std::string interval_source_text(const IntervalLookup& lookup) {
+  if (lookup.source == "all") {
+    return fmt::format("holdout of {} rows, all families pooled", lookup.interval.rows);
+  }
+  return fmt::format("holdout of {} {} rows", lookup.interval.rows, lookup.source);
+}
+
 std::string overlay_toml(const CalibrationResult& r, const std::vector<std::string>& header_lines,
-                         const std::vector<std::pair<std::string, std::string>>& meta) {
+                         const std::vector<std::pair<std::string, std::string>>& meta,
+                         const std::map<std::string, ErrorInterval>& intervals,
+                         const std::vector<std::string>& interval_comment) {
   std::string s;
   for (const auto& l : header_lines) s += "# " + l + "\n";
   s += "\n[meta]\n";
@@ -314,6 +388,12 @@ std::string overlay_toml(const CalibrationResult& r, const std::vector<std::stri
       s += fmt::format("{} = {:.6g}  # prior {:.6g}, fitted ±{:.0f}%\n", p->key.substr(p->key.rfind('.') + 1),
                        p->value, p->prior, 100 * p->rel_sigma);
     }
+  }
+  if (!interval_comment.empty()) s += "\n";
+  for (const auto& l : interval_comment) s += "# " + l + "\n";
+  for (const auto& [name, e] : intervals) {
+    s += fmt::format("\n[intervals.{}]\np10 = {:.6g}\np90 = {:.6g}\nrows = {}\n", name, e.p10, e.p90,
+                     e.rows);
   }
   return s;
 }

@@ -5,6 +5,8 @@
 // Holding data out of the fit is the caller's choice of indices (see split_samples).
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,10 +68,49 @@ void split_samples(const std::vector<Sample>& samples, SplitKind kind, double ho
                    std::uint64_t seed, std::vector<std::size_t>& fit,
                    std::vector<std::size_t>& holdout);
 
-/// The overlay TOML a fit writes: a comment header (provenance), a [meta] table, and each
-/// identified parameter with its prior and uncertainty in a comment.
+/// Held-out rows a family needs before it gets an interval of its own; fewer, and its ops use
+/// the pooled "all" interval (the 10th and 90th percentiles of fewer than 8 rows are mostly the
+/// extreme rows themselves).
+inline constexpr std::size_t kMinIntervalRows = 8;
+
+/// Prediction intervals from held-out rows: the 10th and 90th percentiles (linear interpolation
+/// between order statistics) of measured / predicted device time, with `fitted` predicting each
+/// row as predict_sample does. One entry per op family (family_name) with at least `min_rows`
+/// usable rows, and "all" pooled over every row when there are at least `min_rows` of them; empty
+/// otherwise. Rows with a non-positive measured or predicted time are not usable.
+[[nodiscard]] std::map<std::string, ErrorInterval> prediction_intervals(
+    const std::vector<Sample>& samples, const std::vector<std::size_t>& holdout,
+    const HwSpec& fitted, std::size_t min_rows = kMinIntervalRows);
+
+/// The interval that applies to an op of `family` on `hw`.
+struct IntervalLookup {
+  ErrorInterval interval;  ///< factors on the model's device time
+  std::string source;      ///< the family's own name, or "all" when it falls back to the pool
+};
+
+/// The family's own interval, else the pooled "all" one; nullopt when `hw` carries none
+/// (uncalibrated).
+[[nodiscard]] std::optional<IntervalLookup> interval_for(const HwSpec& hw, OpFamily family);
+
+/// One end of a prediction interval.
+enum class IntervalEnd : std::uint8_t { kP10, kP90 };
+
+/// The factor of every op family at one end of `hw`'s intervals, each from interval_for (its own
+/// table, else "all"); empty when `hw` is uncalibrated. The families are those of the op table
+/// plus the generic one that unknown op types get.
+[[nodiscard]] std::map<OpFamily, double> interval_factors(const HwSpec& hw, IntervalEnd end);
+
+/// "holdout of 41 cube rows" / "holdout of 120 rows, all families pooled": where an interval
+/// comes from, for reports.
+[[nodiscard]] std::string interval_source_text(const IntervalLookup& lookup);
+
+/// The overlay TOML a fit writes: a comment header (provenance), a [meta] table, each
+/// identified parameter with its prior and uncertainty in a comment, and the [intervals.NAME]
+/// tables (with `interval_comment` lines above them saying which holdout they come from).
 [[nodiscard]] std::string overlay_toml(const CalibrationResult& r,
                                        const std::vector<std::string>& header_lines,
-                                       const std::vector<std::pair<std::string, std::string>>& meta);
+                                       const std::vector<std::pair<std::string, std::string>>& meta,
+                                       const std::map<std::string, ErrorInterval>& intervals = {},
+                                       const std::vector<std::string>& interval_comment = {});
 
 }  // namespace npusim

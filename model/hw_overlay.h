@@ -1,7 +1,9 @@
 #pragma once
 // Hw spec overlays on their own (model/hw_spec.h loads them on top of a chip file). An overlay
 // has the sections of a chip file except [chip], every key optional, plus a free-form [meta]
-// table of strings (calibration records its provenance there). Implemented in hw_spec.cpp.
+// table of strings (calibration records its provenance there) and an optional [intervals] table
+// of prediction intervals, one [intervals.NAME] per op family or "all", each with p10, p90 and
+// rows (see ErrorInterval in model/hw_spec.h). Implemented in hw_spec.cpp.
 
 #include <filesystem>
 #include <string>
@@ -13,7 +15,8 @@ namespace npusim {
 /// "host", "aicpu", "pcie".
 [[nodiscard]] const std::vector<std::string>& hw_spec_sections();
 
-/// The top-level tables an overlay may hold: hw_spec_sections() without "chip", plus "meta".
+/// The top-level tables an overlay may hold: hw_spec_sections() without "chip", plus
+/// "intervals" and "meta".
 [[nodiscard]] const std::vector<std::string>& hw_overlay_sections();
 
 /// Checks an overlay without a chip: sections, keys, types and ranges (cross-field checks need a

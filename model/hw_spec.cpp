@@ -12,6 +12,7 @@
 
 #include "model/error.h"
 #include "model/hw_overlay.h"
+#include "model/op_desc.h"
 #include "model/toml_reader.h"
 
 namespace npusim {
@@ -40,6 +41,13 @@ constexpr Range kNzEfficiency{0, 1.5, true, false};   // NZ operands may beat th
 // Chip files and overlays say the same about an empty file, whichever loader meets it first.
 constexpr const char* kEmptyFileMessage =
     "file is empty (no TOML tables); expected a hw spec with [chip] or an overlay";
+
+// The families an [intervals.NAME] table may name (model/op_desc.h), then the pooled "all".
+constexpr OpFamily kIntervalFamilies[] = {OpFamily::kCube,         OpFamily::kElementwise,
+                                          OpFamily::kReduction,    OpFamily::kDataMovement,
+                                          OpFamily::kIndex,        OpFamily::kSort,
+                                          OpFamily::kAicpu,        OpFamily::kGeneric};
+constexpr const char* kPooledInterval = "all";
 
 bool is_power_of_two(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
@@ -139,6 +147,8 @@ class Loader {
 
   /// Reads every section but [chip] from `root` (shared by chip files and overlays).
   void read_model_sections(TableReader& root, bool overlay);
+  /// Reads an overlay's [intervals] table: one sub-table per family name or "all".
+  void read_intervals(TableReader& table);
   std::optional<Section> section(TableReader& root, const char* name, bool overlay);
   [[noreturn]] void fail_key(const std::string& full_key, const std::string& message) const;
 
@@ -243,6 +253,38 @@ void Loader::read_model_sections(TableReader& root, bool overlay) {
   }
 }
 
+void Loader::read_intervals(TableReader& table) {
+  std::map<std::string, ErrorInterval> out;
+  std::vector<std::string> names;
+  for (const OpFamily f : kIntervalFamilies) names.emplace_back(family_name(f));
+  names.emplace_back(kPooledInterval);
+  for (const std::string& name : names) {
+    auto t = table.optional_sub_table(name);
+    if (!t) continue;
+    ErrorInterval e;
+    e.p10 = t->number("p10", 0, kInf, true, false);
+    e.p90 = t->number("p90", 0, kInf, true, false);
+    e.rows = static_cast<int>(t->integer("rows", 1, std::numeric_limits<int>::max()));
+    if (e.p10 > e.p90) {
+      t->fail("p90", fmt::format("expected at least p10 ({}), got {}", e.p10, e.p90));
+    }
+    t->finish();
+    out.emplace(name, e);
+  }
+  table.finish();
+  if (out.empty()) {
+    table.fail_table(fmt::format("expected at least one [intervals.NAME] table, NAME one of: {}",
+                                 fmt::join(names, ", ")));
+  }
+  // An overlay's intervals replace any earlier ones whole: they describe its own fit.
+  auto& keys = spec.overlaid_keys;
+  keys.erase(std::remove_if(keys.begin(), keys.end(),
+                            [](const std::string& k) { return k.rfind("intervals.", 0) == 0; }),
+             keys.end());
+  for (const auto& [name, e] : out) keys.push_back("intervals." + name);
+  spec.intervals = std::move(out);
+}
+
 void Loader::load_chip_file(const fs::path& file) {
   const TomlFile doc = parse_toml_file(file);
   if (doc.root.empty()) {
@@ -289,6 +331,21 @@ void Loader::load_overlay(const fs::path& file) {
                      "spec, not an overlay)");
   }
   read_model_sections(root, true);
+  if (auto intervals = root.optional_sub_table("intervals")) {
+    read_intervals(*intervals);
+  } else if (!spec.intervals.empty()) {
+    // New parameter values without intervals of their own: the earlier intervals measured the
+    // error of other values, so none is claimed any more.
+    bool changes_model = false;
+    for (const std::string& section : hw_spec_sections()) changes_model |= root.has(section);
+    if (changes_model) {
+      spec.intervals.clear();
+      auto& keys = spec.overlaid_keys;
+      keys.erase(std::remove_if(keys.begin(), keys.end(),
+                                [](const std::string& k) { return k.rfind("intervals.", 0) == 0; }),
+                 keys.end());
+    }
+  }
   // [meta]: free-form provenance (calibration writes what it fitted, from which profile).
   if (auto meta = root.optional_sub_table("meta")) {
     for (const std::string& key : meta->keys()) (void)meta->string(key);
@@ -360,8 +417,8 @@ const std::vector<std::string>& hw_spec_sections() {
 }
 
 const std::vector<std::string>& hw_overlay_sections() {
-  static const std::vector<std::string> kSections{"cube", "vector", "memory", "overhead",
-                                                  "host", "aicpu",  "pcie",   "meta"};
+  static const std::vector<std::string> kSections{"cube", "vector", "memory",    "overhead", "host",
+                                                  "aicpu", "pcie", "intervals", "meta"};
   return kSections;
 }
 

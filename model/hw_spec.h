@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -132,6 +133,15 @@ struct PcieSpec {
   double latency_us = 0;       ///< per transfer
 };
 
+/// [intervals.NAME] of a calibration overlay: how measured durations spread around the model's on
+/// rows the fit never saw (measured / predicted device time of each held-out row). NAME is an op
+/// family ("cube", "elementwise", ...) or "all" (every family pooled). Not part of a chip file.
+struct ErrorInterval {
+  double p10 = 0;  ///< 10th percentile of measured / predicted, > 0
+  double p90 = 0;  ///< 90th percentile of measured / predicted, >= p10
+  int rows = 0;    ///< held-out rows behind the percentiles, >= 1
+};
+
 /// One chip, fully specified. Immutable after load.
 struct HwSpec {
   ChipSpec chip;
@@ -145,6 +155,10 @@ struct HwSpec {
   std::filesystem::path source;              ///< the chip file
   std::vector<std::filesystem::path> overlays;  ///< applied overlays, in order
   std::vector<std::string> overlaid_keys;    ///< "section.key" values that an overlay set
+  /// Prediction intervals by family name or "all", from the last overlay with [intervals]; empty
+  /// when uncalibrated, and cleared by a later overlay that changes the model without carrying
+  /// its own (the old intervals described other parameter values).
+  std::map<std::string, ErrorInterval> intervals;
 
   /// Cycles per microsecond (= MHz).
   [[nodiscard]] double cycles_per_us() const noexcept { return chip.freq_mhz; }

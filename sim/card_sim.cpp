@@ -50,6 +50,7 @@ struct OpInfo {
   TimeNs launch_ns = 0;  // host time to launch it
   std::optional<double> fixed_us;
   int fixed_block_dim = 1;
+  double device_scale = 1;  // SimOptions::device_time_scale of its family (predicted ops only)
 };
 
 // One op at one gear, core grant and L2 hit ratio.
@@ -228,6 +229,10 @@ class CardModel final : public EventTarget {
       const OpDesc d = g.instantiate(i, 1);
       OpInfo& info = ops_[i];
       info.name = gop.text.name;
+      if (const auto scale = opt_.device_time_scale.find(d.kind->family);
+          scale != opt_.device_time_scale.end()) {
+        info.device_scale = scale->second;
+      }
       info.type = gop.text.type;
       const Placement p = d.placement.value_or(d.kind->placement);
       switch (p) {
@@ -334,8 +339,9 @@ class CardModel final : public EventTarget {
       if (l2 >= 0) ctx.l2_hit_ratio = static_cast<double>(l2) / kL2Buckets;
       const OpCost c = predict(desc(op, gear_idx), hw_, CoreBudget{cube, vector}, ctx);
       const double host_us = c.critical_path.host_us;
-      const double device_us = std::max(0.0, c.duration_us - host_us);
-      const double memory_us = std::clamp(c.critical_path.memory_us, 0.0, device_us);
+      const double device_us = std::max(0.0, c.duration_us - host_us) * info.device_scale;
+      const double memory_us =
+          std::clamp(c.critical_path.memory_us * info.device_scale, 0.0, device_us);
       const TimeNs memory_ns = us_to_ns(memory_us);
       t.bytes_in = c.bytes_in;
       const double hit = ctx.l2_hit_ratio >= 0 ? ctx.l2_hit_ratio : hw_.memory.l2_hit_ratio_default;

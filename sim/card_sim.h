@@ -6,11 +6,13 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "model/hw_spec.h"
+#include "model/op_desc.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
 
@@ -20,6 +22,10 @@ namespace npusim::sim {
 struct SimOptions {
   bool trace = false;                     ///< record a timeline (Chrome trace)
   std::size_t trace_max_spans = 500'000;  ///< stop recording after this many spans
+  /// Factor on the model's device time of each predicted op, by op family (absent: 1). Ops whose
+  /// graph gives a measured duration and host-side time are not scaled. `simulate` runs the
+  /// scenario again at the P10 and P90 factors of a calibration's prediction intervals.
+  std::map<OpFamily, double> device_time_scale;
 };
 
 /// Latency summary of the measured requests, milliseconds.

@@ -18,9 +18,7 @@ double r6(double v) {
   return std::round(v * mag) / mag;
 }
 
-}  // namespace
-
-std::string result_to_json(const SimResult& r) {
+nlohmann::ordered_json result_json(const SimResult& r) {
   using nlohmann::ordered_json;
   ordered_json j;
   j["scenario"] = r.scenario;
@@ -66,7 +64,57 @@ std::string result_to_json(const SimResult& r) {
   j["ops"] = std::move(ops);
   j["events"] = r.events;
   j["warnings"] = r.warnings;
+  return j;
+}
+
+// {low, high} of one figure over the two interval runs (the P10 run need not give the low value:
+// a faster model raises QPS).
+nlohmann::ordered_json low_high(double a, double b) {
+  return nlohmann::ordered_json{{"low", r6(std::min(a, b))}, {"high", r6(std::max(a, b))}};
+}
+
+}  // namespace
+
+std::string result_to_json(const SimResult& r) { return result_json(r).dump(2) + "\n"; }
+
+std::string result_to_json(const SimResult& r, const std::optional<IntervalRuns>& interval) {
+  using nlohmann::ordered_json;
+  ordered_json j = result_json(r);
+  if (!interval) {
+    j["interval"] = nullptr;
+    return j.dump(2) + "\n";
+  }
+  const SimResult& lo = interval->at_p10;
+  const SimResult& hi = interval->at_p90;
+  auto run = [](const SimResult& x) {
+    return ordered_json{{"qps", r6(x.qps)},
+                        {"p50_ms", r6(x.latency.p50_ms)},
+                        {"p99_ms", r6(x.latency.p99_ms)}};
+  };
+  j["interval"] = ordered_json{{"source", interval->source},
+                               {"qps", low_high(lo.qps, hi.qps)},
+                               {"p50_ms", low_high(lo.latency.p50_ms, hi.latency.p50_ms)},
+                               {"p99_ms", low_high(lo.latency.p99_ms, hi.latency.p99_ms)},
+                               {"runs", ordered_json{{"p10", run(lo)}, {"p90", run(hi)}}}};
   return j.dump(2) + "\n";
+}
+
+std::string result_to_text(const SimResult& r, const std::optional<IntervalRuns>& interval) {
+  std::string out = result_to_text(r);
+  if (!interval) {
+    out += "  P10-P90 of the model's error: uncalibrated (no overlay with [intervals])\n";
+    return out;
+  }
+  const SimResult& lo = interval->at_p10;
+  const SimResult& hi = interval->at_p90;
+  out += fmt::format(
+      "  P10-P90 of the model's error: QPS {:.6g}-{:.6g}  p50 {:.4g}-{:.4g} ms  p99 {:.4g}-{:.4g} "
+      "ms  ({})\n",
+      std::min(lo.qps, hi.qps), std::max(lo.qps, hi.qps),
+      std::min(lo.latency.p50_ms, hi.latency.p50_ms), std::max(lo.latency.p50_ms, hi.latency.p50_ms),
+      std::min(lo.latency.p99_ms, hi.latency.p99_ms), std::max(lo.latency.p99_ms, hi.latency.p99_ms),
+      interval->source);
+  return out;
 }
 
 std::string result_to_text(const SimResult& r) {
