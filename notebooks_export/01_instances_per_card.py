@@ -1,0 +1,185 @@
+# %% [markdown]
+# # 1. Instances per card
+#
+# How many instances (streams) of the default scenario's model should one Ascend 910B3 run, and
+# with which largest compiled batch (max gear)? This notebook sweeps streams × max gear, finds
+# each configuration's capacity under the P99 target, shows where the capacity peaks and why it
+# falls after the peak, and names the best configuration.
+#
+# Rerun: `notebooks_export/export.sh` (all notebooks, Markdown + figures), or
+# `python3 notebooks_export/01_instances_per_card.py`, or open this file in Jupyter as a
+# percent-format notebook. `NPUSIM=/path/to/npusim` picks the binary (default:
+# `build/release/app/npusim`, then `npusim` on PATH).
+#
+# The default scenario gives every stream a core limit (5 cube + 10 vector cores, the card split
+# four ways), which caps it at 4 streams; here the limits are removed so that streams share the
+# whole card and any number of them can run — what a core limit changes is notebook 2.
+# Simulations are kept short (`REQUESTS` below) so the notebook runs in seconds; P99 from a
+# short run is noisy, so raise `REQUESTS` before trusting a difference of a few percent.
+
+# %%
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from nbhelpers import (DEFAULT_SCENARIO, npusim, npusim_csv, npusim_json, reading,
+                       scenario_gears, scenario_without_core_limits, sets, table, workdir)
+
+REQUESTS = 1500        # measured requests per simulation
+WARMUP = 300
+STREAMS = "1..6"
+GEARS = "8,20,32"
+
+print(npusim("--version").strip())
+scenario = scenario_without_core_limits()
+short = sets(workload__requests=REQUESTS, workload__warmup_requests=WARMUP)
+target = npusim_json("sweep", scenario, *short, "--vary", "deployment.streams=1")["target"]
+print(f"scenario: {DEFAULT_SCENARIO.name} without core limits; "
+      f"P99 target {target['p99_ms']} ms, traffic {target['traffic_qps']:.0f} QPS")
+
+# %% [markdown]
+# ## The sweep
+#
+# `npusim sweep --find-max-qps` searches, for every point of the grid, the highest Poisson
+# arrival rate whose P99 latency still meets `target.p99_ms`: the capacity of one card in that
+# configuration, which is what sizing a cluster needs. A second sweep at the scenario's own
+# offered rate gives the P99 a user would see at today's traffic.
+
+# %%
+grid = ["--vary", f"deployment.streams={STREAMS}", "--vary", f"deployment.max_gear={GEARS}"]
+sweep_json = workdir() / "capacity.json"
+capacity = npusim_csv("sweep", scenario, *short, *grid, "--find-max-qps", "-o", sweep_json,
+                      name="capacity.csv")
+capacity = capacity[capacity["feasible"]]
+at_rate = npusim_csv("sweep", scenario, *short, *grid, name="at_rate.csv")
+at_rate = at_rate[at_rate["feasible"]]
+streams_col, gear_col = "deployment.streams", "deployment.max_gear"
+print(table(capacity[[streams_col, gear_col, "max_qps", "throughput", "p99_ms",
+                      "vector_utilization", "cards_needed"]]))
+
+# %%
+fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+for gear, rows in capacity.groupby(gear_col):
+    left.plot(rows[streams_col], rows["max_qps"], marker="o", label=f"max gear {gear}")
+for gear, rows in at_rate.groupby(gear_col):
+    right.plot(rows[streams_col], rows["p99_ms"], marker="o", label=f"max gear {gear}")
+right.axhline(target["p99_ms"], color="grey", linestyle="--", label="P99 target")
+left.set(title="Capacity under the P99 target", xlabel="streams (instances per card)",
+         ylabel="max QPS with P99 ≤ target (requests/s)")
+right.set(title=f"P99 at the offered {at_rate['qps'].median():.0f} QPS",
+          xlabel="streams (instances per card)", ylabel="P99 latency (ms)", yscale="log")
+for ax in (left, right):
+    ax.grid(alpha=0.3)
+    ax.legend()
+fig.suptitle("Instances per card: default scenario on one 910B3, streams sharing the card")
+plt.show()
+
+peak = capacity.loc[capacity["max_qps"].idxmax()]
+peak_gear = peak[gear_col]
+same_gear = capacity[capacity[gear_col] == peak_gear].set_index(streams_col)["max_qps"]
+last_streams = same_gear.index.max()
+drop = 1 - same_gear[last_streams] / peak["max_qps"]
+one = same_gear[same_gear.index.min()]
+meets = at_rate[at_rate["p99_met"]]
+by_gear = capacity.pivot(index=streams_col, columns=gear_col, values="max_qps")
+gear_helps = bool((by_gear.diff(axis=1).iloc[:, 1:] > 0).all().all())
+reading(
+    f"Left: the card's capacity under the {target['p99_ms']} ms P99 target rises from "
+    f"{one:.0f} QPS with one stream to a peak of {peak['max_qps']:.0f} QPS at "
+    f"{peak[streams_col]} streams with max gear {peak_gear} "
+    f"({peak['max_qps'] / one:.1f}× one stream), then falls by {drop:.0%} to "
+    f"{same_gear[last_streams]:.0f} QPS at {last_streams} streams. "
+    + (f"A larger max gear lifts every curve (fewer, fuller batches pay the per-batch launch "
+       f"and copy costs less often). " if gear_helps else
+       f"A larger max gear does not help at every stream count. ") +
+    f"Right: at the scenario's offered rate, {len(meets)} of {len(at_rate)} configurations meet "
+    f"the target; P99 ranges from {at_rate['p99_ms'].min():.2f} to "
+    f"{at_rate['p99_ms'].max():.1f} ms — a configuration below capacity queues little, one "
+    f"above it queues without bound.")
+
+# %% [markdown]
+# ## Why the capacity falls after the peak
+#
+# More streams overlap more batches, and overlapping batches share what the card has only one
+# of (docs/scenarios.md, "The card model"): the **vector and cube cores** (without a core limit
+# an op starts on the cores that are free and runs more waves), the **L2 cache** (once the
+# streams' working sets add up to more than the L2 they flush each other's lines and reads go to
+# HBM) and **HBM bandwidth**. To see it, each stream count runs saturated (a closed loop of many
+# clients) at the peak's max gear, and each op's mean device time is compared with one stream.
+
+# %%
+chip = npusim_json("hw", "show", "ascend910b3")
+l2_mib = chip["spec"]["chip"]["l2_bytes"] / 2**20
+print(f"910B3: L2 {l2_mib:.0f} MiB, effective HBM bandwidth "
+      f"{chip['derived']['hbm_effective_gbps']:.0f} GB/s")
+# `sweep` turns max_gear=n into the scenario's gears up to n plus n; simulate takes the list.
+gears = sorted({g for g in scenario_gears() if g <= peak_gear} | {int(peak_gear)})
+rows, card_rows = [], []
+for s in range(1, int(capacity[streams_col].max()) + 1):
+    r = npusim_json("simulate", scenario, *short,
+                    *sets(deployment__streams=s, deployment__gears=str(gears).replace(" ", ""),
+                          workload__arrival="closed", workload__concurrency=8 * s))
+    card_rows.append({"streams": s, "throughput": r["throughput"],
+                      "service_ms_mean": r["service_ms"]["mean"], "mean_gear": r["mean_gear"],
+                      "vector_busy": r["utilization"]["vector"], "hbm_gbps": r["hbm_gbps"]})
+    for op in r["ops"]:
+        rows.append({"streams": s, "op": op["name"], "mean_us": op["mean_us"],
+                     "share": op["share"]})
+ops = pd.DataFrame(rows)
+card = pd.DataFrame(card_rows)
+print(table(card))
+
+# %%
+# The ops that take most device time with one stream, and how their time grows with streams.
+top = ops[ops["streams"] == 1].sort_values("share", ascending=False)["op"].head(5).tolist()
+base = ops[ops["streams"] == 1].set_index("op")["mean_us"]
+fig, (left, mid, right) = plt.subplots(1, 3, figsize=(13, 4))
+for name in top:
+    o = ops[ops["op"] == name]
+    left.plot(o["streams"], o["mean_us"] / base[name], marker="o", label=name)
+left.set(title="Mean device time per op", xlabel="streams (instances per card)",
+         ylabel="device time / time with 1 stream (×)")
+left.legend(fontsize=8)
+mid.plot(card["streams"], card["service_ms_mean"], marker="o", color="tab:purple")
+mid.set(title="Service time per request", xlabel="streams (instances per card)",
+        ylabel="mean service time (ms)")
+right.plot(card["streams"], card["hbm_gbps"], marker="o", color="tab:red")
+right.set(title="HBM traffic", xlabel="streams (instances per card)",
+          ylabel="HBM traffic (GB/s)")
+for ax in (left, mid, right):
+    ax.grid(alpha=0.3)
+fig.suptitle(f"Contention as streams grow, saturated (max gear {peak_gear})")
+plt.show()
+
+n = int(card["streams"].max())
+last = ops[ops["streams"] == n].set_index("op")["mean_us"]
+slow = (last[top] / base[top]).sort_values(ascending=False)
+c1, cn = card.iloc[0], card.iloc[-1]
+reading(
+    f"With {n} saturated streams, of the five ops that take most of one stream's device time "
+    f"{slow.index[0]} slows most, to {slow.iloc[0]:.1f}× its single-stream time, and "
+    f"{slow.index[-1]} least ({slow.iloc[-1]:.1f}×). A request's service time grows from "
+    f"{c1['service_ms_mean']:.2f} to {cn['service_ms_mean']:.2f} ms "
+    f"({cn['service_ms_mean'] / c1['service_ms_mean']:.1f}×) while saturated throughput grows "
+    f"only {cn['throughput'] / c1['throughput']:.1f}× for {n}× the streams; the vector cores are "
+    f"busy {cn['vector_busy']:.0%} of the time and HBM carries {cn['hbm_gbps']:.0f} GB/s "
+    f"(from {c1['hbm_gbps']:.0f} GB/s with one stream) as the streams' working sets stop "
+    f"sharing the {l2_mib:.0f} MiB L2 without evicting each other. So past the peak extra "
+    f"streams add little throughput but stretch every batch, and the tail of the latency "
+    f"crosses the P99 target at a lower arrival rate: the capacity under the target falls.")
+
+# %% [markdown]
+# ## The best configuration under the target
+
+# %%
+result = pd.read_json(sweep_json, typ="series")
+best = result["points"][result["best"]]
+keys = result["keys"]
+config = ", ".join(f"{k}={v}" for k, v in zip(keys, best["values"]))
+fewest = result["points"][result["fewest_cards"]] if result["fewest_cards"] is not None else None
+reading(
+    f"Best under P99 ≤ {target['p99_ms']} ms: {config}, {best['max_qps']:.0f} QPS per card "
+    f"({best['throughput']:.0f} samples/s). For the target traffic of "
+    f"{target['traffic_qps']:.0f} QPS that is {best['cards_needed']} card(s); the scenario's "
+    f"own configuration (4 streams with core limits, max gear 20) is notebook 2's subject. "
+    + (f"Fewest cards: {', '.join(f'{k}={v}' for k, v in zip(keys, fewest['values']))} with "
+       f"{fewest['cards_needed']} card(s)." if fewest else ""))

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Executes every notebook of this folder (NN_*.py) and writes its Markdown and PNG figures into
+# OUTDIR (default: this folder, next to the sources). The npusim binary is $NPUSIM, else
+# build/release/app/npusim, else npusim on PATH; the profiles of notebooks 5 and 6 are
+# $NPUSIM_PROFILES, else ../shared/profiles (absent: those notebooks say so and skip).
+#
+# usage: notebooks_export/export.sh [OUTDIR]
+# Exit status: 0 all notebooks ran; 1 a notebook failed; 4 no Python with pandas and matplotlib.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+outdir="${1:-$here}"
+
+# Debian's python3 comes first: a pyenv or venv python3 earlier on PATH often lacks the Debian
+# packages python3-pandas and python3-matplotlib.
+python=""
+for candidate in /usr/bin/python3 python3; do
+  if command -v "$candidate" >/dev/null 2>&1 &&
+     "$candidate" -c 'import pandas, matplotlib' >/dev/null 2>&1; then
+    python="$candidate"
+    break
+  fi
+done
+if [ -z "$python" ]; then
+  echo "export.sh: no python3 with pandas and matplotlib (apt-get install python3-pandas python3-matplotlib)" >&2
+  exit 4
+fi
+
+export MPLBACKEND=Agg
+start=$(date +%s)
+status=0
+"$python" "$here/nbexport.py" "$outdir" "$here"/[0-9][0-9]_*.py || status=$?
+echo "export.sh: $(($(date +%s) - start)) s, output in $outdir" >&2
+exit "$status"
