@@ -44,5 +44,6 @@ void register_simulate(CLI::App& app);
 void register_accuracy(CLI::App& app);
 void register_calibrate(CLI::App& app);
 void register_sweep(CLI::App& app);
+void register_whatif(CLI::App& app);
 
 }  // namespace npusim::app

@@ -533,43 +533,19 @@ std::size_t SweepResult::skipped() const noexcept {
       std::count_if(points.begin(), points.end(), [](const SweepPoint& p) { return !p.feasible; }));
 }
 
-SweepResult run_sweep(const SweepSpec& spec, unsigned jobs, const SweepProgress& progress) {
-  check_spec(spec);
-  const std::size_t grid = grid_size(spec.axes);
-  const Plan plan = make_plan(spec);
-
-  std::vector<std::size_t> mine;
-  for (std::size_t i = spec.shard.k; i < grid; i += spec.shard.n) mine.push_back(i);
-  // Task 0 is the baseline, task t > 0 is point mine[t - 1]; results land in their own slot, so
-  // the order of completion (which depends on the threads) never shows in the output.
-  const std::size_t tasks = mine.size() + 1;
-  std::vector<SweepPoint> out(tasks);
+void run_parallel(std::size_t tasks, unsigned jobs, const std::function<void(std::size_t)>& task,
+                  const SweepProgress& progress) {
   std::vector<std::exception_ptr> errors(tasks);
   std::atomic<std::size_t> next{0};
   std::atomic<bool> failed{false};
   std::mutex progress_mutex;
   std::size_t done = 0;
-
   const auto worker = [&] {
     while (!failed.load()) {
       const std::size_t t = next.fetch_add(1);
       if (t >= tasks) return;
       try {
-        if (t == 0) {
-          out[0] = run_point(plan, 0, {}, false);
-          out[0].values.clear();
-        } else {
-          const std::size_t index = mine[t - 1];
-          const std::vector<std::string> values = values_of(spec.axes, index);
-          try {
-            out[t] = run_point(plan, index, values, true);
-          } catch (const InputError& e) {
-            std::vector<std::string> keys;
-            for (const SweepAxis& a : spec.axes) keys.push_back(a.key);
-            throw InputError(e.pos(), fmt::format("sweep point {} ({}): {}", index,
-                                                  point_label(keys, values), e.detail()));
-          }
-        }
+        task(t);
       } catch (...) {
         errors[t] = std::current_exception();
         failed.store(true);
@@ -588,6 +564,39 @@ SweepResult run_sweep(const SweepSpec& spec, unsigned jobs, const SweepProgress&
   for (const std::exception_ptr& e : errors) {
     if (e) std::rethrow_exception(e);
   }
+}
+
+SweepResult run_sweep(const SweepSpec& spec, unsigned jobs, const SweepProgress& progress) {
+  check_spec(spec);
+  const std::size_t grid = grid_size(spec.axes);
+  const Plan plan = make_plan(spec);
+
+  std::vector<std::size_t> mine;
+  for (std::size_t i = spec.shard.k; i < grid; i += spec.shard.n) mine.push_back(i);
+  // Task 0 is the baseline, task t > 0 is point mine[t - 1]; results land in their own slot, so
+  // the order of completion (which depends on the threads) never shows in the output.
+  const std::size_t tasks = mine.size() + 1;
+  std::vector<SweepPoint> out(tasks);
+  run_parallel(
+      tasks, jobs,
+      [&](std::size_t t) {
+        if (t == 0) {
+          out[0] = run_point(plan, 0, {}, false);
+          out[0].values.clear();
+          return;
+        }
+        const std::size_t index = mine[t - 1];
+        const std::vector<std::string> values = values_of(spec.axes, index);
+        try {
+          out[t] = run_point(plan, index, values, true);
+        } catch (const InputError& e) {
+          std::vector<std::string> keys;
+          for (const SweepAxis& a : spec.axes) keys.push_back(a.key);
+          throw InputError(e.pos(), fmt::format("sweep point {} ({}): {}", index,
+                                                point_label(keys, values), e.detail()));
+        }
+      },
+      progress);
 
   SweepResult r;
   const Scenario base = load_scenario(spec.scenario_file, spec.sets);

@@ -112,6 +112,13 @@ struct MaxQps {
 /// worker threads but never concurrently.
 using SweepProgress = std::function<void(std::size_t, std::size_t)>;
 
+/// Runs task(0) .. task(tasks - 1) on `jobs` threads (0 = one per hardware thread), the calling
+/// thread included; each task writes its own result slot, so results never depend on `jobs`.
+/// After the first task that throws, no new task starts; that exception (the lowest task index
+/// among those that threw) is rethrown once all threads are done. `progress` as for a sweep.
+void run_parallel(std::size_t tasks, unsigned jobs, const std::function<void(std::size_t)>& task,
+                  const SweepProgress& progress = {});
+
 /// Runs the points of `spec` (its shard) on `jobs` threads (0 = one per hardware thread).
 /// Results do not depend on `jobs`. A point whose core partitions add up to more cores than the
 /// chip has is skipped, not simulated. Throws InputError for a bad spec or a point whose
