@@ -288,13 +288,17 @@ REFERENCE_PAGES = {"cli.md": cli_page, "chips.md": chips_page}
 # README tour
 
 
-def profile_root() -> Path:
-    """The real profiles beside the repository when present, else the bundled fixtures."""
-    shared = ROOT.parent / "shared" / "profiles"
-    real = shared / "Ascend_msinsight" / "test" / "st" / "level2" / "rank_0_ascend_pt"
-    if real.is_dir():
-        return real
-    return ROOT / "tests" / "data" / "profiles" / "torch_cann83" / "rank_0_ascend_pt"
+def tour_profile(use_real: bool | None = None) -> tuple[Path, list[str]]:
+    """The profile of the tour and the --hw calibrate needs for it: the real CANN 8.3 profile
+    beside the repository when present (chip inferred), else the bundled msprof fixture, whose
+    crafted rows carry too few cycle counts to infer the chip from. `use_real` forces one."""
+    real = ROOT.parent / "shared" / "profiles" / "Ascend_msinsight" / "test" / "st" / "level2" / \
+        "rank_0_ascend_pt"
+    if use_real or (use_real is None and real.is_dir()):
+        return real, ["--hw", "auto"]
+    fixture = ROOT / "tests" / "data" / "profiles" / "msprof_crafted" / \
+        "PROF_000001_20260101000000000_CRAFTED"
+    return fixture, ["--hw", "ascend910b3"]
 
 
 def rel(p: Path) -> str:
@@ -315,8 +319,9 @@ class TourStep:
         self.fold = re.compile(fold) if fold else None
 
 
-def tour_commands() -> dict[str, TourStep]:
-    prof = rel(profile_root())
+def tour_commands(use_real: bool | None = None) -> dict[str, TourStep]:
+    path, hw = tour_profile(use_real)
+    prof = rel(path)
     return {
         "predict": TourStep(["predict", "--hw", "ascend910b3", "--op", "GatherV2", "--shapes",
                              "400,50;64,4000;1", "--dtypes", "FLOAT16;INT64;INT32"]),
@@ -324,7 +329,7 @@ def tour_commands() -> dict[str, TourStep]:
         "simulate": TourStep(["simulate", "default"]),
         "sweep": TourStep(["sweep", "default", "--vary", "deployment.streams=1..4", "--vary",
                            "deployment.max_gear=16,32", "--find-max-qps", "--jobs", "2"]),
-        "calibrate": TourStep(["calibrate", prof, "--hw", "auto", "-o", "build/calibrated.toml"],
+        "calibrate": TourStep(["calibrate", prof, *hw, "-o", "build/calibrated.toml"],
                               fold=r"^\s+by (family|regime|op type)"),
     }
 
