@@ -189,7 +189,9 @@ void register_calibrate(CLI::App& app) {
                                        "file (whole profiles)")
       ->capture_default_str();
   sub->add_option("--seed", a->seed, "seed of the split")->capture_default_str();
-  sub->add_flag("--json", a->json, "before/after on fit and holdout, and every fitted parameter");
+  sub->add_flag("--json", a->json,
+                "before/after on fit and holdout, every fitted parameter and the prediction "
+                "intervals");
   sub->callback([a] { run_calibrate(*a); });
 }
 

@@ -33,13 +33,19 @@ struct SimulateArgs {
   std::size_t trace_max_spans = 500'000;
 };
 
-// "cube 41 rows, all 731 rows": the interval tables the chip's overlay carries.
+// Which interval tables the factors come from: "holdout rows: cube 140, elementwise 372; other
+// families pooled (731 rows)". A family with no table of its own and no pooled one is unscaled.
 std::string interval_source(const HwSpec& hw) {
-  std::string s = "holdout intervals:";
-  for (const auto& [name, e] : hw.intervals) s += fmt::format(" {} {} rows,", name, e.rows);
-  s.pop_back();
-  if (hw.intervals.count("all") != 0) s += " (families without their own use all)";
-  return s;
+  std::string own;
+  for (const auto& [name, e] : hw.intervals) {
+    if (name != "all") own += fmt::format("{}{} {}", own.empty() ? "" : ", ", name, e.rows);
+  }
+  const auto all = hw.intervals.find("all");
+  if (own.empty()) return fmt::format("holdout of {} rows, all families pooled", all->second.rows);
+  return fmt::format("holdout rows: {}; other families {}", own,
+                     all == hw.intervals.end()
+                         ? std::string("unscaled")
+                         : fmt::format("pooled ({} rows)", all->second.rows));
 }
 
 // The scenario again at the P10 and at the P90 factors of the chip's prediction intervals, or

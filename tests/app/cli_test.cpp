@@ -16,7 +16,7 @@ TEST_CASE("predict --json prints exactly the documented keys", "[cli][predict]")
   std::sort(keys.begin(), keys.end());
   CHECK(keys == std::vector<std::string>{"block_dim", "bound", "bytes_in", "bytes_out",
                                          "core_time_us", "critical_path", "cube_efficiency",
-                                         "duration_us", "flops", "pipes"});
+                                         "duration_us", "flops", "interval", "pipes"});
   double sum = 0;
   for (const auto& [k, v] : j["critical_path"].items()) sum += v.get<double>();
   CHECK(sum == Approx(j["duration_us"].get<double>()));
