@@ -26,6 +26,7 @@ if [ -z "$python" ]; then
 fi
 
 export MPLBACKEND=Agg
+export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the source tree
 start=$(date +%s)
 status=0
 "$python" "$here/nbexport.py" "$outdir" "$here"/[0-9][0-9]_*.py || status=$?

@@ -138,6 +138,8 @@ def run_notebook(path, outdir):
             export.flush_text()
             if e.code not in (None, 0):
                 error = f"{path.name} cell {number}: SystemExit({e.code})"
+            else:
+                export.blocks.append("*The notebook stopped here (see the note above).*")
             break
         except Exception:
             export.flush_text()

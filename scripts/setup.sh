@@ -4,7 +4,8 @@
 set -euo pipefail
 packages=(g++ cmake ninja-build pkg-config
   libfmt-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libeigen3-dev libboost-graph-dev
-  catch2 libbenchmark-dev python3)  # python3: scripts/gen_docs.py and tests/docs_test.py
+  catch2 libbenchmark-dev python3  # python3: scripts/gen_docs.py and tests/docs_test.py
+  python3-pandas python3-matplotlib)  # notebooks_export/ and its test
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

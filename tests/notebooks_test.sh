@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Runs notebooks_export/export.sh into a temporary folder with the given npusim, so the worked
+# analyses cannot rot: fails when a notebook raises, when a figure it links is missing or empty,
+# or when a notebook produced no figure without saying it skipped (notebooks 5 and 6 skip when
+# the real profiles are absent). Exit 77 (ctest: skipped) when no python3 has pandas and
+# matplotlib.
+#
+# usage: tests/notebooks_test.sh NPUSIM_BINARY
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+source_dir="$(dirname "$here")"
+npusim_bin="${1:?usage: notebooks_test.sh NPUSIM_BINARY}"
+
+python=""
+for candidate in /usr/bin/python3 python3; do
+  if command -v "$candidate" >/dev/null 2>&1 &&
+     "$candidate" -c 'import pandas, matplotlib' >/dev/null 2>&1; then
+    python="$candidate"
+    break
+  fi
+done
+if [ -z "$python" ]; then
+  echo "skipped: no python3 with pandas and matplotlib (apt-get install python3-pandas python3-matplotlib)"
+  exit 77
+fi
+
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+NPUSIM="$npusim_bin" "$source_dir/notebooks_export/export.sh" "$out"
+
+"$python" - "$source_dir/notebooks_export" "$out" <<'EOF'
+import re
+import sys
+from pathlib import Path
+
+src, md = Path(sys.argv[1]), Path(sys.argv[2])
+failures = []
+notebooks = sorted(src.glob("[0-9][0-9]_*.py"))
+if not notebooks:
+    failures.append(f"no notebooks in {src}")
+for nb in notebooks:
+    page = md / f"{nb.stem}.md"
+    if not page.is_file():
+        failures.append(f"{page.name}: not written")
+        continue
+    text = page.read_text()
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", text)
+    for link in links:
+        png = md / link
+        if not png.is_file() or png.read_bytes()[:8] != b"\x89PNG\r\n\x1a\n":
+            failures.append(f"{page.name}: figure {link} missing or not a PNG")
+    skipped = "The notebook stopped here" in text
+    if not links and not skipped:
+        failures.append(f"{page.name}: no figure, and no note saying why")
+    print(f"{page.name}: {len(links)} figure(s){' (skipped: no profiles)' if skipped else ''}")
+for f in failures:
+    print("FAIL", f)
+sys.exit(1 if failures else 0)
+EOF
