@@ -1,7 +1,7 @@
 // npusim predict: one op, its time and the reasons.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -238,9 +238,10 @@ void register_predict(CLI::App& app) {
   sub->add_option("--vector-cores", a->vector_cores, "vector core limit (default: all)");
   sub->add_option("--l2-hit-ratio", a->l2_hit_ratio, "fraction of reads that hit L2 (default: the spec's)")
       ->check(CLI::Range(0.0, 1.0));
-  sub->add_flag("--json", a->json, "one JSON object: duration_us, block_dim, bound, core_time_us, "
-                                   "bytes_in, bytes_out, flops, cube_efficiency, critical_path, pipes, "
-                                   "interval (P10-P90 from a calibration overlay, or null)");
+  sub->add_flag("--json", a->json,
+                "one JSON object: duration_us, block_dim, bound, core_time_us, "
+                "bytes_in, bytes_out, flops, cube_efficiency, critical_path, pipes, "
+                "interval (P10-P90 from a calibration overlay, or null)");
   sub->callback([a] { run_predict(*a); });
 }
 

@@ -43,9 +43,8 @@ std::string interval_source(const HwSpec& hw) {
   const auto all = hw.intervals.find("all");
   if (own.empty()) return fmt::format("holdout of {} rows, all families pooled", all->second.rows);
   return fmt::format("holdout rows: {}; other families {}", own,
-                     all == hw.intervals.end()
-                         ? std::string("unscaled")
-                         : fmt::format("pooled ({} rows)", all->second.rows));
+                     all == hw.intervals.end() ? std::string("unscaled")
+                                               : fmt::format("pooled ({} rows)", all->second.rows));
 }
 
 // The scenario again at the P10 and at the P90 factors of the chip's prediction intervals, or

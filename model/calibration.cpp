@@ -392,8 +392,8 @@ std::string overlay_toml(const CalibrationResult& r, const std::vector<std::stri
   if (!interval_comment.empty()) s += "\n";
   for (const auto& l : interval_comment) s += "# " + l + "\n";
   for (const auto& [name, e] : intervals) {
-    s += fmt::format("\n[intervals.{}]\np10 = {:.6g}\np90 = {:.6g}\nrows = {}\n", name, e.p10, e.p90,
-                     e.rows);
+    s += fmt::format("\n[intervals.{}]\np10 = {:.6g}\np90 = {:.6g}\nrows = {}\n", name, e.p10,
+                     e.p90, e.rows);
   }
   return s;
 }

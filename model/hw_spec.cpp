@@ -43,10 +43,9 @@ constexpr const char* kEmptyFileMessage =
     "file is empty (no TOML tables); expected a hw spec with [chip] or an overlay";
 
 // The families an [intervals.NAME] table may name (model/op_desc.h), then the pooled "all".
-constexpr OpFamily kIntervalFamilies[] = {OpFamily::kCube,         OpFamily::kElementwise,
-                                          OpFamily::kReduction,    OpFamily::kDataMovement,
-                                          OpFamily::kIndex,        OpFamily::kSort,
-                                          OpFamily::kAicpu,        OpFamily::kGeneric};
+constexpr OpFamily kIntervalFamilies[] = {
+    OpFamily::kCube,  OpFamily::kElementwise, OpFamily::kReduction, OpFamily::kDataMovement,
+    OpFamily::kIndex, OpFamily::kSort,        OpFamily::kAicpu,     OpFamily::kGeneric};
 constexpr const char* kPooledInterval = "all";
 
 bool is_power_of_two(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
@@ -417,8 +416,8 @@ const std::vector<std::string>& hw_spec_sections() {
 }
 
 const std::vector<std::string>& hw_overlay_sections() {
-  static const std::vector<std::string> kSections{"cube", "vector", "memory",    "overhead", "host",
-                                                  "aicpu", "pcie", "intervals", "meta"};
+  static const std::vector<std::string> kSections{
+      "cube", "vector", "memory", "overhead", "host", "aicpu", "pcie", "intervals", "meta"};
   return kSections;
 }
 

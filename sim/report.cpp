@@ -87,9 +87,8 @@ std::string result_to_json(const SimResult& r, const std::optional<IntervalRuns>
   const SimResult& lo = interval->at_p10;
   const SimResult& hi = interval->at_p90;
   auto run = [](const SimResult& x) {
-    return ordered_json{{"qps", r6(x.qps)},
-                        {"p50_ms", r6(x.latency.p50_ms)},
-                        {"p99_ms", r6(x.latency.p99_ms)}};
+    return ordered_json{
+        {"qps", r6(x.qps)}, {"p50_ms", r6(x.latency.p50_ms)}, {"p99_ms", r6(x.latency.p99_ms)}};
   };
   j["interval"] = ordered_json{{"source", interval->source},
                                {"qps", low_high(lo.qps, hi.qps)},
@@ -111,9 +110,10 @@ std::string result_to_text(const SimResult& r, const std::optional<IntervalRuns>
       "  P10-P90 of the model's error: QPS {:.6g}-{:.6g}  p50 {:.4g}-{:.4g} ms  p99 {:.4g}-{:.4g} "
       "ms  ({})\n",
       std::min(lo.qps, hi.qps), std::max(lo.qps, hi.qps),
-      std::min(lo.latency.p50_ms, hi.latency.p50_ms), std::max(lo.latency.p50_ms, hi.latency.p50_ms),
-      std::min(lo.latency.p99_ms, hi.latency.p99_ms), std::max(lo.latency.p99_ms, hi.latency.p99_ms),
-      interval->source);
+      std::min(lo.latency.p50_ms, hi.latency.p50_ms),
+      std::max(lo.latency.p50_ms, hi.latency.p50_ms),
+      std::min(lo.latency.p99_ms, hi.latency.p99_ms),
+      std::max(lo.latency.p99_ms, hi.latency.p99_ms), interval->source);
   return out;
 }
 

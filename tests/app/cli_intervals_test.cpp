@@ -1,9 +1,9 @@
 // Prediction intervals from the outside: calibrate writes them, predict and simulate print the
 // range beside their figures (or "uncalibrated"), and the hand cases hold exactly.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -64,7 +64,8 @@ fs::path synthetic_profile() {
     const SamplePrediction p = predict_sample(s, truth);
     const double d = p.predicted_us * std::exp(noise(rng));
     csv += fmt::format(
-        "1,2,op_{},{},{},{:.3f}\t,{:.3f},0.5,{},\"\"\"{}\"\"\",FLOAT16,ND,\"\"\"{}\"\"\",FLOAT16,ND\n",
+        "1,2,op_{},{},{},{:.3f}\t,{:.3f},0.5,{},\"\"\"{}\"\"\",FLOAT16,ND,\"\"\"{}\"\"\",FLOAT16,"
+        "ND\n",
         type, type, cube ? "AI_CORE" : "AI_VECTOR_CORE", t, d, p.cost.block_dim, shapes, out);
     t += d + 2;
   };
@@ -124,9 +125,10 @@ TEST_CASE("predict's range is the duration times the family's P10 and P90 factor
                            Catch::Contains("holdout of 41 cube rows"));
 }
 
-TEST_CASE("an op of a family without its own interval takes the pooled one, and the factors "
-          "leave the host part of its time alone",
-          "[cli][predict][intervals]") {
+TEST_CASE(
+    "an op of a family without its own interval takes the pooled one, and the factors "
+    "leave the host part of its time alone",
+    "[cli][predict][intervals]") {
   const fs::path ov = hand_overlay();
   const auto r = run_cli("predict --op Unique --shapes 1000 --dtypes INT32 --json --overlay '" +
                          ov.string() + "'");
@@ -139,8 +141,8 @@ TEST_CASE("an op of a family without its own interval takes the pooled one, and 
   CHECK(j["interval"]["rows"] == 300);
   CHECK(j["interval"]["p10_us"].get<double>() == Approx(host + 0.5 * (d - host)));
   CHECK(j["interval"]["p90_us"].get<double>() == Approx(host + 2 * (d - host)));
-  const auto text = run_cli("predict --op Unique --shapes 1000 --dtypes INT32 --overlay '" +
-                            ov.string() + "'");
+  const auto text =
+      run_cli("predict --op Unique --shapes 1000 --dtypes INT32 --overlay '" + ov.string() + "'");
   CHECK_THAT(text.out, Catch::Contains("holdout of 300 rows, all families pooled"));
 }
 
@@ -209,8 +211,9 @@ TEST_CASE("calibrate writes per-family intervals from its holdout that predict a
   CHECK(iv["cube"]["p10"].get<double>() > 0.75);
   CHECK(iv["cube"]["p90"].get<double>() < 1.3);
   const std::string text = npusim::test::read_all(ov);
-  CHECK_THAT(text, Catch::Contains("[intervals.cube]") &&
-                       Catch::Contains("Prediction intervals: P10 and P90 of measured / predicted"));
+  CHECK_THAT(text,
+             Catch::Contains("[intervals.cube]") &&
+                 Catch::Contains("Prediction intervals: P10 and P90 of measured / predicted"));
 
   const auto v = run_cli("validate '" + ov.string() + "'");
   CHECK(v.exit_code == 0);

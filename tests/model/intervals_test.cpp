@@ -1,9 +1,8 @@
 // Prediction intervals: percentiles of measured / predicted on held-out rows, the [intervals]
 // tables of an overlay (written, reloaded, rejected when malformed), and which interval an op of
 // each family gets.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -45,8 +44,7 @@ fs::path write_temp(const std::string& name, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("intervals are the hand-computed percentiles of measured over predicted",
-          "[intervals]") {
+TEST_CASE("intervals are the hand-computed percentiles of measured over predicted", "[intervals]") {
   const HwSpec& hw = chip("ascend910b3");
   std::vector<Sample> v;
   // ten elementwise rows at ratios 0.8, 0.9, ..., 1.7
@@ -116,7 +114,8 @@ TEST_CASE("an op takes its family's interval, else the pooled one, else none", "
   CHECK(hi.at(OpFamily::kAicpu) == 1.9);
 }
 
-TEST_CASE("the intervals an overlay writes load back as they were written", "[intervals][overlay]") {
+TEST_CASE("the intervals an overlay writes load back as they were written",
+          "[intervals][overlay]") {
   CalibrationResult r;
   r.params = calibration_parameters(chip("ascend910b3"));
   const std::map<std::string, ErrorInterval> written = {{"all", {0.698994, 1.72382, 731}},
@@ -137,9 +136,10 @@ TEST_CASE("the intervals an overlay writes load back as they were written", "[in
   CHECK(std::find(keys.begin(), keys.end(), "intervals.cube") != keys.end());
 }
 
-TEST_CASE("a later overlay's intervals replace earlier ones, and new values without intervals "
-          "drop them",
-          "[intervals][overlay]") {
+TEST_CASE(
+    "a later overlay's intervals replace earlier ones, and new values without intervals "
+    "drop them",
+    "[intervals][overlay]") {
   const fs::path a = write_temp("a.toml", "[intervals.cube]\np10 = 0.8\np90 = 1.2\nrows = 10\n");
   const fs::path b = write_temp("b.toml", "[intervals.all]\np10 = 0.7\np90 = 1.5\nrows = 20\n");
   const fs::path meta_only = write_temp("meta.toml", "[meta]\nnote = \"provenance only\"\n");
