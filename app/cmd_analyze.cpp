@@ -2,9 +2,9 @@
 // print what a performance engineer would find by hand, ranked by the time at stake; with
 // --estimate SCENARIO, each finding that maps to a graph pass or a deployment setting carries its
 // predicted gain on that scenario (npusim whatif, a streams sweep) and findings rank by it.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
 #include <map>
@@ -30,8 +30,8 @@ struct AnalyzeArgs {
   std::vector<std::string> overlays;
   bool json = false;
   std::string md;
-  std::string estimate;             // scenario to estimate gains on
-  std::vector<std::string> sets;    // overrides of that scenario
+  std::string estimate;           // scenario to estimate gains on
+  std::vector<std::string> sets;  // overrides of that scenario
   unsigned jobs = 0;
 };
 
@@ -51,6 +51,14 @@ struct Estimate {
   std::optional<double> qps_at_target;
 };
 
+// The `cause` evidence of a task_wait finding ("" when absent).
+std::string cause(const profile::Finding& f) {
+  for (const profile::Evidence& e : f.evidence) {
+    if (e.key == "cause") return e.text;
+  }
+  return "";
+}
+
 // Which passes a finding maps to: by its check, and by the op types / names it lists when a pass
 // rewrites ops of those types in the scenario.
 std::vector<std::string> passes_for(const profile::Finding& f, const sim::WhatifResult& w,
@@ -67,6 +75,15 @@ std::vector<std::string> passes_for(const profile::Finding& f, const sim::Whatif
     }
   } else if (f.check == "cube_utilization") {
     add("fold_bmm_batch");
+  } else if (f.check == "task_wait") {
+    // The wait's cause: after a dynamic-shape op the shape round trip goes with the op; after an
+    // AI CPU op, the AI CPU hand-back.
+    const std::string c = cause(f);
+    if (c == "after_dynamic_shape") add("fuse_masked_gather");
+    if (c == "after_aicpu") {
+      add("aicpu_to_host");
+      add("fuse_masked_gather");
+    }
   } else if (f.check == "mte2_bound") {
     add("drop_redundant_tile");
     add("tile_concat");
@@ -91,8 +108,8 @@ std::vector<std::string> passes_for(const profile::Finding& f, const sim::Whatif
 
 bool setting_for(const profile::Finding& f) {
   // Host-bound stretches and stalls: more instances per card overlap one's host work with
-  // another's device work.
-  return f.check == "idle_gaps" || f.check == "task_wait";
+  // another's device work. A recompilation stall is fixed by the API, not by instances.
+  return f.check == "idle_gaps" || (f.check == "task_wait" && cause(f) != "recompilation");
 }
 
 bool better(const Estimate& a, const Estimate& b) {
@@ -136,8 +153,8 @@ Estimates estimate_findings(const std::vector<profile::Report>& reports, const A
     sim::SweepSpec spec;
     spec.scenario_file = file;
     spec.sets = a.sets;
-    spec.axes.push_back(sim::parse_sweep_axis(fmt::format("deployment.streams=1..{}",
-                                                          kMaxStreamsTried)));
+    spec.axes.push_back(
+        sim::parse_sweep_axis(fmt::format("deployment.streams=1..{}", kMaxStreamsTried)));
     spec.find_max_qps = true;
     spec.hw_dirs = hw_spec_dirs();
     const sim::SweepResult sw = sim::run_sweep(spec, a.jobs);
@@ -182,8 +199,8 @@ Estimates estimate_findings(const std::vector<profile::Report>& reports, const A
 }
 
 // Findings of all reports, those with an estimate first by gain, then the rest by time at stake.
-std::vector<std::pair<std::size_t, std::size_t>> ranking(const std::vector<profile::Report>& reports,
-                                                         const Estimates& e) {
+std::vector<std::pair<std::size_t, std::size_t>> ranking(
+    const std::vector<profile::Report>& reports, const Estimates& e) {
   std::vector<std::pair<std::size_t, std::size_t>> order;
   for (std::size_t r = 0; r < reports.size(); ++r) {
     for (std::size_t f = 0; f < reports[r].findings.size(); ++f) order.emplace_back(r, f);
@@ -193,7 +210,8 @@ std::vector<std::pair<std::size_t, std::size_t>> ranking(const std::vector<profi
     const auto& ey = e.of[y.first][y.second];
     if (ex.has_value() != ey.has_value()) return ex.has_value();
     if (ex && ey) return better(*ex, *ey);
-    return reports[x.first].findings[x.second].time_us > reports[y.first].findings[y.second].time_us;
+    return reports[x.first].findings[x.second].time_us >
+           reports[y.first].findings[y.second].time_us;
   });
   return order;
 }
@@ -212,9 +230,9 @@ std::string estimate_line(const std::optional<Estimate>& est) {
 
 std::string estimates_text(const std::vector<profile::Report>& reports, const Estimates& e,
                            bool markdown) {
-  std::string out = markdown
-                        ? fmt::format("\n## Findings ranked by predicted gain on {}\n\n", e.scenario)
-                        : fmt::format("\n== findings ranked by predicted gain on {}\n", e.scenario);
+  std::string out =
+      markdown ? fmt::format("\n## Findings ranked by predicted gain on {}\n\n", e.scenario)
+               : fmt::format("\n== findings ranked by predicted gain on {}\n", e.scenario);
   out += fmt::format(
       "{}gain = QPS at the P99 target ({}) against the scenario as it is ({} QPS), then mean "
       "latency at its load ({:.3f} ms); passes from npusim whatif, settings from a sweep\n{}",
@@ -256,8 +274,8 @@ std::string estimates_json(const std::vector<profile::Report>& reports, const Es
   nlohmann::json root = nlohmann::json::parse(profile::render_json(reports));
   std::map<std::string, std::vector<nlohmann::json>> by_key;
   for (auto& f : root["findings"]) {
-    const std::string key = f["profile"].get<std::string>() + "\x1f" + f["check"].get<std::string>() +
-                            "\x1f" + f["title"].get<std::string>();
+    const std::string key = f["profile"].get<std::string>() + "\x1f" +
+                            f["check"].get<std::string>() + "\x1f" + f["title"].get<std::string>();
     by_key[key].push_back(f);
   }
   nlohmann::json ranked = nlohmann::json::array();
@@ -274,7 +292,8 @@ std::string estimates_json(const std::vector<profile::Report>& reports, const Es
   root["findings"] = ranked;
   root["estimate_basis"] = {
       {"scenario", e.scenario},
-      {"target_p99_ms", e.target_p99_ms ? nlohmann::json(*e.target_p99_ms) : nlohmann::json(nullptr)},
+      {"target_p99_ms",
+       e.target_p99_ms ? nlohmann::json(*e.target_p99_ms) : nlohmann::json(nullptr)},
       {"baseline_qps_at_target",
        e.baseline_qps ? nlohmann::json(*e.baseline_qps) : nlohmann::json(nullptr)},
       {"baseline_latency_ms", e.baseline_latency_ms}};
@@ -328,7 +347,8 @@ void run_analyze(const AnalyzeArgs& a) {
 void register_analyze(CLI::App& app) {
   auto args = std::make_shared<AnalyzeArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "analyze", "Read an msprof / torch_npu profile and report what to fix, ranked by time at stake");
+      "analyze",
+      "Read an msprof / torch_npu profile and report what to fix, ranked by time at stake");
   cmd->add_option("path", args->path,
                   "op_summary_*.csv / kernel_details.csv, a PROF_* or *_ascend_pt folder, or a "
                   "folder holding several")

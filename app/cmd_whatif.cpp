@@ -31,7 +31,8 @@ struct WhatifArgs {
 
 // The emitted graph file: what was changed, as comments, then the graph.
 std::string emitted_graph(const sim::WhatifResult& r, const Graph& graph) {
-  std::string out = fmt::format("# Graph of scenario '{}' rewritten by npusim whatif.\n", r.scenario);
+  std::string out =
+      fmt::format("# Graph of scenario '{}' rewritten by npusim whatif.\n", r.scenario);
   if (!r.all) {
     out += "# No selected pass applied: the graph is unchanged.\n";
   } else {
@@ -67,7 +68,8 @@ void run_whatif_cmd(const WhatifArgs& a) {
 void register_whatif(CLI::App& app) {
   auto args = std::make_shared<WhatifArgs>();
   std::string pass_list;
-  for (const PassInfo& p : graph_passes()) pass_list += fmt::format("\n  {}: {}", p.name, p.summary);
+  for (const PassInfo& p : graph_passes())
+    pass_list += fmt::format("\n  {}: {}", p.name, p.summary);
   CLI::App* cmd = app.add_subcommand(
       "whatif",
       "Rewrite the scenario's graph with each graph pass that applies (alone and all together) "

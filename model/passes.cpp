@@ -334,9 +334,8 @@ PassResult run_drop_redundant_tile(const Graph& g, const PassOptions& /*options*
       for (std::size_t d = 0; d + 2 < r && ok; ++d) {
         if (in[d] == out[d]) continue;
         // right-aligned batch axis of the other operand
-        const std::ptrdiff_t od =
-            static_cast<std::ptrdiff_t>(other.size()) - static_cast<std::ptrdiff_t>(r) +
-            static_cast<std::ptrdiff_t>(d);
+        const std::ptrdiff_t od = static_cast<std::ptrdiff_t>(other.size()) -
+                                  static_cast<std::ptrdiff_t>(r) + static_cast<std::ptrdiff_t>(d);
         ok = od >= 0 && other[static_cast<std::size_t>(od)] == out[d];
       }
       if (!ok) break;
@@ -380,15 +379,13 @@ PassResult run_tile_concat(const Graph& g, const PassOptions& /*options*/) {
     if (!axis) continue;
     const std::vector<std::string> dts = dtypes_of(ct.input_dtypes, ins.size());
     if (dts.size() != ins.size()) continue;
-    const std::string fmt0 = shapes_of(ct.input_formats).empty()
-                                 ? std::string()
-                                 : split(ct.input_formats, ';').front();
+    const std::string fmt0 =
+        shapes_of(ct.input_formats).empty() ? std::string() : split(ct.input_formats, ';').front();
 
     // (b) one tensor concatenated with itself: a Tile along the axis.
     const bool same_source = text_attr(ct, "same_source").value_or("") == "true";
-    if (same_source && std::all_of(ins.begin(), ins.end(), [&](const std::string& s) {
-          return s == ins[0];
-        })) {
+    if (same_source &&
+        std::all_of(ins.begin(), ins.end(), [&](const std::string& s) { return s == ins[0]; })) {
       Dims out = d0;
       const auto t = dim_term(out[*axis]);
       if (!t) continue;
@@ -406,7 +403,8 @@ PassResult run_tile_concat(const Graph& g, const PassOptions& /*options*/) {
       erase_attrs(nt, {"concat_dim", "axis", "N", "same_source"});
       set_attr(nt, "multiples", join(mult, ","));
       changes.push_back(
-          {"tile_concat", {ct.name},
+          {"tile_concat",
+           {ct.name},
            fmt::format("{} '{}' of {} copies of one {} tensor -> Tile (multiples {})", old_type,
                        ct.name, ins.size(), ins[0], join(mult, ",")),
            fmt::format("a Concat reads each of its {} inputs from HBM; a Tile reads the one "
@@ -517,7 +515,7 @@ PassResult run_fold_bmm_batch(const Graph& g, const PassOptions& /*options*/) {
     const Dims b = dims_of(ins[1]);
     if (a.size() != b.size() || a.size() < 3) continue;
     const std::size_t r = a.size();
-    const std::size_t nb = r - 2;  // batch axes
+    const std::size_t nb = r - 2;   // batch axes
     std::vector<std::size_t> fold;  // b is 1, a is not: fold into M
     std::vector<std::size_t> keep;  // the batched axes that stay
     bool ok = true;
@@ -574,9 +572,10 @@ PassResult run_fold_bmm_batch(const Graph& g, const PassOptions& /*options*/) {
     nt.output_shapes = shape_of(new_out);
     if (nt.output_dtypes.empty()) nt.output_dtypes = out_dtype;
     if (free_layout) {
-      what = fmt::format("BatchMatMul '{}' {} x {} -> {} x {} (batch axes folded into M; a "
-                         "reshape, the layout is contiguous)",
-                         bt.name, ins[0], ins[1], shape_of(new_a), shape_of(new_b));
+      what = fmt::format(
+          "BatchMatMul '{}' {} x {} -> {} x {} (batch axes folded into M; a "
+          "reshape, the layout is contiguous)",
+          bt.name, ins[0], ins[1], shape_of(new_a), shape_of(new_b));
     } else {
       // (kept..., folded..., M, K): a permutation of a's axes, then the fold is a reshape.
       std::vector<std::size_t> perm;
@@ -620,11 +619,12 @@ PassResult run_fold_bmm_batch(const Graph& g, const PassOptions& /*options*/) {
       w.op(i).after = deps;
       w.insert(i, std::move(tin));
       w.insert(i + 1, std::move(tout));
-      what = fmt::format("BatchMatMul '{}' {} x {} -> {} x {}, with Transpose '{}' (perm {}) "
-                         "before and '{}' (perm {}) after: a batch axis of size > 1 lies between "
-                         "the folded axis and M, so the fold is not a plain reshape",
-                         bt.name, ins[0], ins[1], shape_of(new_a), shape_of(new_b), in_name,
-                         join(perm_text, ","), out_name, join(inverse, ","));
+      what = fmt::format(
+          "BatchMatMul '{}' {} x {} -> {} x {}, with Transpose '{}' (perm {}) "
+          "before and '{}' (perm {}) after: a batch axis of size > 1 lies between "
+          "the folded axis and M, so the fold is not a plain reshape",
+          bt.name, ins[0], ins[1], shape_of(new_a), shape_of(new_b), in_name, join(perm_text, ","),
+          out_name, join(inverse, ","));
     }
     changes.push_back(
         {"fold_bmm_batch", names, what,
@@ -701,9 +701,10 @@ PassResult run_int64_narrow(const Graph& g, const PassOptions& options) {
       if (!d || !is_int64(*d)) continue;
       dts[j] = narrow;
       if (one_element(ins[j])) {
-        notes.push_back(fmt::format("input {} ({}) is a one-element constant, stored as {} (no "
-                                    "op)",
-                                    j, ins[j].empty() ? "scalar" : ins[j], narrow));
+        notes.push_back(
+            fmt::format("input {} ({}) is a one-element constant, stored as {} (no "
+                        "op)",
+                        j, ins[j].empty() ? "scalar" : ins[j], narrow));
         continue;
       }
       // A producer that already emits this shape in the narrow type feeds it directly.
@@ -715,9 +716,10 @@ PassResult run_int64_narrow(const Graph& g, const PassOptions& options) {
         if (po.size() == 1 && pd.size() == 1 && po[0] == ins[j] && pd[0] == narrow) direct = p;
       }
       if (direct) {
-        notes.push_back(fmt::format("input {} ({}) is read from '{}', which the graph says emits "
-                                    "{} already: no Cast",
-                                    j, ins[j], w.name_of(*direct), narrow));
+        notes.push_back(
+            fmt::format("input {} ({}) is read from '{}', which the graph says emits "
+                        "{} already: no Cast",
+                        j, ins[j], w.name_of(*direct), narrow));
         continue;
       }
       const std::string cast_name = w.fresh_name(fmt::format("{}_cast{}", ot.name, j));
@@ -729,8 +731,8 @@ PassResult run_int64_narrow(const Graph& g, const PassOptions& options) {
       cast.after = *w.op(i).after;
       new_deps.push_back(cast_name);
       w.insert(i, std::move(cast));
-      notes.push_back(fmt::format("Cast '{}' INT64 -> {} of input {} ({})", cast_name, narrow, j,
-                                  ins[j]));
+      notes.push_back(
+          fmt::format("Cast '{}' INT64 -> {} of input {} ({})", cast_name, narrow, j, ins[j]));
     }
     OpText& nt = w.op(i).text;
     nt.input_dtypes = join(dts, ";");
@@ -739,7 +741,8 @@ PassResult run_int64_narrow(const Graph& g, const PassOptions& options) {
     // Cast back to INT64 keeps what later ops read unchanged.
     if (arith || topk) {
       std::vector<std::string> outs = shapes_of(nt.output_shapes);
-      std::vector<std::string> ods = dtypes_of(nt.output_dtypes, std::max<std::size_t>(1, outs.size()));
+      std::vector<std::string> ods =
+          dtypes_of(nt.output_dtypes, std::max<std::size_t>(1, outs.size()));
       std::string out_shape;
       if (!outs.empty()) {
         out_shape = outs[0];
@@ -754,8 +757,8 @@ PassResult run_int64_narrow(const Graph& g, const PassOptions& options) {
         d.back() = std::string(*k);
         out_shape = shape_of(d);
       }
-      const bool was_int64 = ods.empty() || ods[0].empty() ||
-                             (parse_dtype(ods[0]) && is_int64(*parse_dtype(ods[0])));
+      const bool was_int64 =
+          ods.empty() || ods[0].empty() || (parse_dtype(ods[0]) && is_int64(*parse_dtype(ods[0])));
       if (was_int64 && !out_shape.empty()) {
         if (!ods.empty() && !ods[0].empty()) {
           ods[0] = narrow;
@@ -770,12 +773,13 @@ PassResult run_int64_narrow(const Graph& g, const PassOptions& options) {
         cast.after = std::vector<std::string>{ot.name};
         for (const std::size_t u : w.consumers(i)) w.replace_dep(u, ot.name, {back});
         w.insert(i + 1, std::move(cast));
-        notes.push_back(fmt::format("Cast '{}' {} -> INT64 of the result for the ops after it",
-                                    back, narrow));
+        notes.push_back(
+            fmt::format("Cast '{}' {} -> INT64 of the result for the ops after it", back, narrow));
       }
     }
     changes.push_back(
-        {"int64_narrow", {ot.name},
+        {"int64_narrow",
+         {ot.name},
          fmt::format("{} '{}' on {} instead of INT64 ({}); {}", ot.type, ot.name, narrow, because,
                      join(notes, "; ")),
          "int64 compares, modulo and sorts have no vector path and run on the scalar unit; the "
@@ -810,7 +814,8 @@ PassResult run_topk_valid_length(const Graph& g, const PassOptions& /*options*/)
     if (valid >= *n) continue;
     set_attr(w.op(i).text, "valid_length", std::to_string(valid));
     changes.push_back(
-        {"topk_valid_length", {gop.text.name},
+        {"topk_valid_length",
+         {gop.text.name},
          fmt::format("TopK '{}' sorts the first {} of {} elements per row (valid_fraction {})",
                      gop.text.name, valid, *n, fs),
          "the rest of each row is padding: reading and merging it costs time and changes no "
@@ -916,7 +921,8 @@ PassResult run_aicpu_to_host(const Graph& g, const PassOptions& /*options*/) {
     w.remove(i, std::vector<std::string>{op.text.name});
     w.insert(front++, std::move(op));
     changes.push_back(
-        {"aicpu_to_host", {g.ops()[i].text.name},
+        {"aicpu_to_host",
+         {g.ops()[i].text.name},
          fmt::format("{} '{}' runs on the host CPU, first in the graph (placement host)",
                      g.ops()[i].text.type, g.ops()[i].text.name),
          "its inputs come from the host: computing it there costs host time but no AI CPU "
@@ -933,16 +939,14 @@ const std::vector<PassInfo>& graph_passes() {
        run_drop_redundant_tile},
       {"tile_concat", "Concat of Tiles -> Tile of a Concat; same-source Concat -> Tile",
        run_tile_concat},
-      {"fold_bmm_batch", "fold a broadcast batch axis of BatchMatMul into M",
-       run_fold_bmm_batch},
+      {"fold_bmm_batch", "fold a broadcast batch axis of BatchMatMul into M", run_fold_bmm_batch},
       {"int64_narrow", "int64 TopK / compares / FloorMod on int32 (fp32) when values fit",
        run_int64_narrow},
       {"topk_valid_length", "TopK sorts only the valid prefix of padded rows",
        run_topk_valid_length},
       {"fuse_masked_gather", "Where-masked Gather + mask Mul -> one Gather (zero rows)",
        run_fuse_masked_gather},
-      {"aicpu_to_host", "an AI CPU op fed only from the host runs on the host",
-       run_aicpu_to_host},
+      {"aicpu_to_host", "an AI CPU op fed only from the host runs on the host", run_aicpu_to_host},
   };
   return kPasses;
 }
@@ -953,8 +957,8 @@ const PassInfo& find_pass(std::string_view name) {
   }
   std::vector<std::string> names;
   for (const PassInfo& p : graph_passes()) names.emplace_back(p.name);
-  throw InputError(kCmd, fmt::format("unknown pass '{}'; valid passes: {}", name,
-                                     join(names, ", ")));
+  throw InputError(kCmd,
+                   fmt::format("unknown pass '{}'; valid passes: {}", name, join(names, ", ")));
 }
 
 PassResult apply_passes(const Graph& graph, const std::vector<std::string>& names,

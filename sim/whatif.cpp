@@ -144,9 +144,9 @@ WhatifResult run_whatif(const Scenario& scenario, const HwSpec& hw, const Whatif
   r.searched_qps = scenario.workload.arrival == ArrivalKind::kPoisson && scenario.target.p99_ms;
   const Deployment& d = scenario.deployment;
   r.reference_gear = gear_for(d, scenario.workload.batch_size.mean());
-  const CoreBudget budget{d.cube_cores_per_stream > 0 ? d.cube_cores_per_stream : hw.chip.cube_cores,
-                          d.vector_cores_per_stream > 0 ? d.vector_cores_per_stream
-                                                        : hw.chip.vector_cores};
+  const CoreBudget budget{
+      d.cube_cores_per_stream > 0 ? d.cube_cores_per_stream : hw.chip.cube_cores,
+      d.vector_cores_per_stream > 0 ? d.vector_cores_per_stream : hw.chip.vector_cores};
 
   // The passes themselves take microseconds; the simulations below dominate.
   const Graph& g = scenario.graph;
@@ -238,8 +238,8 @@ std::string whatif_to_json(const WhatifResult& r) {
 }
 
 std::string whatif_to_text(const WhatifResult& r) {
-  std::string out = fmt::format("whatif {}: graph rewrites, each alone and all together\n",
-                                r.scenario);
+  std::string out =
+      fmt::format("whatif {}: graph rewrites, each alone and all together\n", r.scenario);
   if (r.passes.empty()) {
     out += "no pass applies to this graph";
     if (!r.not_applicable.empty()) {

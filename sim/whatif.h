@@ -31,14 +31,14 @@ struct WhatifRow {
   std::vector<std::string> with;
   std::vector<std::string> ops;  ///< ops of the scenario's graph the variant touches
   std::vector<GraphChange> changes;
-  Graph graph;                    ///< the variant's graph
+  Graph graph;                     ///< the variant's graph
   double device_us_per_batch = 0;  ///< Σ predicted op time of one batch at reference_gear (µs)
   double latency_ms = 0;           ///< mean end-to-end latency at the scenario's load
   double p50_ms = 0;
   double p99_ms = 0;
   std::optional<double> qps_at_target;  ///< highest Poisson rate meeting target.p99_ms
-  double latency_gain = 0;  ///< 1 - latency_ms / baseline's (0.2 = 20 % faster)
-  std::optional<double> qps_gain;  ///< qps_at_target / baseline's - 1
+  double latency_gain = 0;              ///< 1 - latency_ms / baseline's (0.2 = 20 % faster)
+  std::optional<double> qps_gain;       ///< qps_at_target / baseline's - 1
   std::int64_t simulations = 0;
 };
 

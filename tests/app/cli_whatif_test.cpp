@@ -39,8 +39,7 @@ TEST_CASE("whatif on the default scenario lists every pass its graph has, and al
   CHECK(r.out.find("'feat_bucket'") != std::string::npos);
 }
 
-TEST_CASE("whatif --json has the documented keys and ranks passes by QPS gain",
-          "[cli][whatif]") {
+TEST_CASE("whatif --json has the documented keys and ranks passes by QPS gain", "[cli][whatif]") {
   const auto r = run_cli("whatif " + kDefault + " --json");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -83,7 +82,7 @@ TEST_CASE("whatif --emit writes a graph that validate and a scenario accept", "[
   REQUIRE(r.exit_code == 0);
   const std::string text = read_all(graph);
   CHECK(text.find("name = \"w_tile\"") == std::string::npos);  // the Tile is gone
-  CHECK(text.find("type = \"Tile\"") != std::string::npos);  // the Concat became one
+  CHECK(text.find("type = \"Tile\"") != std::string::npos);    // the Concat became one
   const auto v = run_cli("validate '" + graph.string() + "'");
   INFO(v.out << v.err);
   CHECK(v.exit_code == 0);
@@ -165,4 +164,53 @@ p99_ms = 5.0
   CHECK(doc["all"].is_null());
   CHECK(doc["not_applicable"].size() == 7);
   fs::remove_all(dir);
+}
+
+TEST_CASE("analyze --estimate ranks findings by the predicted gain of their remedy",
+          "[cli][whatif][analyze]") {
+  const fs::path md =
+      fs::temp_directory_path() / ("npusim_estimate_" + std::to_string(::getpid()) + ".md");
+  const std::string args = "analyze " + std::string(NPUSIM_TEST_DATA_DIR) +
+                           "/profiles/msprof_crafted --estimate " + kDefault + " --json --md '" +
+                           md.string() + "'";
+  const auto r = run_cli(args);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j.contains("estimate_basis"));
+  CHECK(j["estimate_basis"]["scenario"] == "rec_coarse_ranking");
+  CHECK(j["estimate_basis"]["baseline_qps_at_target"].get<double>() > 0);
+  const auto& f = j["findings"];
+  REQUIRE(f.size() >= 5);
+  // The AI CPU finding maps to the passes that take the AI CPU op off the device.
+  bool seen_aicpu = false;
+  bool seen_none = false;
+  double last_gain = 1e300;
+  for (const auto& x : f) {
+    REQUIRE(x.contains("estimate"));
+    if (x["estimate"].is_null()) {
+      seen_none = true;
+      continue;
+    }
+    CHECK_FALSE(seen_none);  // every estimated finding ranks above the ones without
+    const double g = x["estimate"]["qps_gain"].get<double>();
+    CHECK(g <= last_gain);
+    last_gain = g;
+    if (x["check"] == "aicpu") {
+      seen_aicpu = true;
+      const std::string via = x["estimate"]["via"].get<std::string>();
+      CHECK((via == "fuse_masked_gather" || via == "aicpu_to_host" || via == "int64_narrow"));
+    }
+    if (x["check"] == "idle_gaps") CHECK(x["estimate"]["kind"] == "setting");
+  }
+  CHECK(seen_aicpu);
+  CHECK(seen_none);  // PCIe has no remedy the simulator can price
+  for (const auto& x : f) {
+    if (x["check"] == "pcie") CHECK(x["estimate"].is_null());
+  }
+  const std::string report = read_all(md);
+  CHECK(report.find("## Findings ranked by predicted gain on rec_coarse_ranking") !=
+        std::string::npos);
+  CHECK(report.find("no estimate") != std::string::npos);
+  fs::remove(md);
 }

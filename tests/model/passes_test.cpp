@@ -1,15 +1,16 @@
 // Graph passes on small hand-written graphs: the rewrite each makes, and its predicted gain
 // checked against predict() of the ops removed, changed and added, written out by hand.
-#include <catch2/catch.hpp>
+#include "model/passes.h"
+
+#include <unistd.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include "model/graph.h"
-#include "model/passes.h"
 #include "model/predict.h"
 #include "tests/model/test_ops.h"
 
@@ -111,12 +112,12 @@ TEST_CASE("drop_redundant_tile removes a Tile that only feeds a broadcasting Bat
   CHECK(*bmm.after == std::vector<std::string>{"q"});
 
   // The gain at batch 16: the Tile's time plus the BatchMatMul's change, by hand.
-  const double tile = us(op_with_outputs("Tile", "1,8,32,300;4", "FLOAT16;INT64", "16,8,32,300",
-                                         "FLOAT16"));
-  const double bmm_before = us(op_with_outputs("BatchMatMul", "16,8,1,32;16,8,32,300", "FLOAT16",
-                                               "16,8,1,300", "FLOAT16"));
-  const double bmm_after = us(op_with_outputs("BatchMatMul", "16,8,1,32;1,8,32,300", "FLOAT16",
-                                              "16,8,1,300", "FLOAT16"));
+  const double tile =
+      us(op_with_outputs("Tile", "1,8,32,300;4", "FLOAT16;INT64", "16,8,32,300", "FLOAT16"));
+  const double bmm_before = us(
+      op_with_outputs("BatchMatMul", "16,8,1,32;16,8,32,300", "FLOAT16", "16,8,1,300", "FLOAT16"));
+  const double bmm_after = us(
+      op_with_outputs("BatchMatMul", "16,8,1,32;1,8,32,300", "FLOAT16", "16,8,1,300", "FLOAT16"));
   CHECK(tile > 0);
   CHECK(graph_us(g, 16) - graph_us(r.graph, 16) ==
         Approx(tile + bmm_before - bmm_after).epsilon(1e-12));
@@ -137,8 +138,7 @@ after = ["w_tile"]
   CHECK(npusim::drop_redundant_tile(g).changes.empty());
 }
 
-TEST_CASE("tile_concat turns a same-source Concat into a Tile along the concat axis",
-          "[passes]") {
+TEST_CASE("tile_concat turns a same-source Concat into a Tile along the concat axis", "[passes]") {
   const Graph g = graph_from(R"(
 [graph]
 name = "concat"
@@ -166,9 +166,8 @@ attrs = { concat_dim = 1, same_source = true }
   CHECK(t.text.output_shapes == "B,7200");
   const double concat = us(op_with_outputs("ConcatD", "20,2400;20,2400;20,2400", "FLOAT16",
                                            "20,7200", "FLOAT16", {{"concat_dim", "1"}}));
-  const double tile =
-      us(op_with_outputs("Tile", "20,2400;2", "FLOAT16;INT64", "20,7200", "FLOAT16",
-                         {{"multiples", "1,3"}}));
+  const double tile = us(op_with_outputs("Tile", "20,2400;2", "FLOAT16;INT64", "20,7200", "FLOAT16",
+                                         {{"multiples", "1,3"}}));
   CHECK(graph_us(g, 20) - graph_us(r.graph, 20) == Approx(concat - tile).epsilon(1e-12));
   CHECK(tile < concat);  // the Tile reads the tensor once instead of three times
 }
@@ -238,10 +237,11 @@ after = ["cat"]
   const double before =
       us(op_with_outputs("Tile", "1,100;2", "FLOAT16;INT64", "64,100", "FLOAT16")) +
       us(op_with_outputs("Tile", "1,50;2", "FLOAT16;INT64", "64,50", "FLOAT16")) +
-      us(op_with_outputs("ConcatD", "64,100;64,50", "FLOAT16", "64,150", "FLOAT16", {{"concat_dim", "1"}}));
-  const double after =
-      us(op_with_outputs("ConcatD", "1,100;1,50", "FLOAT16", "1,150", "FLOAT16", {{"concat_dim", "1"}})) +
-      us(op_with_outputs("Tile", "1,150;2", "FLOAT16;INT64", "64,150", "FLOAT16"));
+      us(op_with_outputs("ConcatD", "64,100;64,50", "FLOAT16", "64,150", "FLOAT16",
+                         {{"concat_dim", "1"}}));
+  const double after = us(op_with_outputs("ConcatD", "1,100;1,50", "FLOAT16", "1,150", "FLOAT16",
+                                          {{"concat_dim", "1"}})) +
+                       us(op_with_outputs("Tile", "1,150;2", "FLOAT16;INT64", "64,150", "FLOAT16"));
   const double relu = us(test::op("Relu", "64,150", "FLOAT16"));
   CHECK(graph_us(g, 64) - relu == Approx(before).epsilon(1e-12));
   CHECK(graph_us(r.graph, 64) - relu == Approx(after).epsilon(1e-12));
@@ -268,7 +268,8 @@ after = []
   CHECK(b.text.input_shapes == "8,B,32;8,32,300");
   CHECK(b.text.output_shapes == "8,B,300");
   const auto before = npusim::predict(
-      op_with_outputs("BatchMatMul", "8,128,1,32;8,1,32,300", "FLOAT16", "8,128,1,300", "FLOAT16"), hw());
+      op_with_outputs("BatchMatMul", "8,128,1,32;8,1,32,300", "FLOAT16", "8,128,1,300", "FLOAT16"),
+      hw());
   const auto after = npusim::predict(
       op_with_outputs("BatchMatMul", "8,128,32;8,32,300", "FLOAT16", "8,128,300", "FLOAT16"), hw());
   CHECK(graph_us(g, 128) - graph_us(r.graph, 128) ==
@@ -370,11 +371,9 @@ TEST_CASE("int64_narrow runs an int64 compare on int32 with a Cast when value_ra
   CHECK(names(r.graph) == std::vector<std::string>{"ge_cast0", "ge", "bucket", "mod", "use"});
   CHECK(op_named(r.graph, "ge").text.input_dtypes == "INT32;INT32");
   CHECK(op_named(r.graph, "ge_cast0").text.output_dtypes == "INT32");
-  const double before = us(op_with_outputs("GreaterEqual", "32,4000;1", "INT64;INT64", "",
-                                           "BOOL"));
-  const double after =
-      us(op_with_outputs("Cast", "32,4000", "INT64", "32,4000", "INT32")) +
-      us(op_with_outputs("GreaterEqual", "32,4000;1", "INT32;INT32", "", "BOOL"));
+  const double before = us(op_with_outputs("GreaterEqual", "32,4000;1", "INT64;INT64", "", "BOOL"));
+  const double after = us(op_with_outputs("Cast", "32,4000", "INT64", "32,4000", "INT32")) +
+                       us(op_with_outputs("GreaterEqual", "32,4000;1", "INT32;INT32", "", "BOOL"));
   CHECK(graph_us(g, 32) - graph_us(r.graph, 32) == Approx(before - after).epsilon(1e-12));
   CHECK(after < before);  // int64 compares fall back to the scalar unit
 }
@@ -398,8 +397,7 @@ TEST_CASE("int64_narrow takes --assume-fits and reads an int32 producer without 
       us(op_with_outputs("GreaterEqual", "8,4000;1", "INT64;INT64", "", "BOOL")) -
       us(op_with_outputs("Cast", "8,4000", "INT64", "8,4000", "INT32")) -
       us(op_with_outputs("GreaterEqual", "8,4000;1", "INT32;INT32", "", "BOOL"));
-  CHECK(graph_us(g, 8) - graph_us(r.graph, 8) ==
-        Approx(before - after + ge_gain).epsilon(1e-12));
+  CHECK(graph_us(g, 8) - graph_us(r.graph, 8) == Approx(before - after + ge_gain).epsilon(1e-12));
 }
 
 TEST_CASE("int64_narrow refuses a value_range beyond int32 and rejects a malformed one",
