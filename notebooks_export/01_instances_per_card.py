@@ -3,21 +3,23 @@
 #
 # How many instances (streams) of the default scenario's model should one Ascend 910B3 run, and
 # with which largest compiled batch (max gear)? This notebook sweeps streams × max gear, finds
-# each configuration's capacity under the P99 target, shows where the capacity peaks and why it
-# falls after the peak, and names the best configuration.
+# each configuration's capacity under the P99 target, shows where the capacity peaks, what
+# limits it as streams are added, and names the best configuration.
 #
 # Rerun: `notebooks_export/export.sh` (all notebooks, Markdown + figures), or
 # `python3 notebooks_export/01_instances_per_card.py`, or open this file in Jupyter as a
 # percent-format notebook. `NPUSIM=/path/to/npusim` picks the binary (default:
 # `build/release/app/npusim`, then `npusim` on PATH).
 #
-# The default scenario gives every stream a core limit (5 cube + 10 vector cores, the card split
-# four ways), which caps it at 4 streams; here the limits are removed so that streams share the
+# The default scenario gives every stream a core limit (a slice of the card's cube and vector
+# cores), which caps how many streams fit; here the limits are removed so that streams share the
 # whole card and any number of them can run — what a core limit changes is notebook 2.
 # Simulations are kept short (`REQUESTS` below) so the notebook runs in seconds; P99 from a
 # short run is noisy, so raise `REQUESTS` before trusting a difference of a few percent.
 
 # %%
+import tomllib
+
 import matplotlib.pyplot as plt
 import pandas as pd
 
@@ -26,7 +28,8 @@ from nbhelpers import (DEFAULT_SCENARIO, npusim, npusim_csv, npusim_json, readin
 
 REQUESTS = 1500        # measured requests per simulation
 WARMUP = 300
-STREAMS = "1..6"
+STREAMS = "1..8,12,16"
+SATURATED_STREAMS = [1, 2, 4, 8, 12, 16]   # the contention runs below
 GEARS = "8,20,32"
 
 print(npusim("--version").strip())
@@ -84,10 +87,13 @@ by_gear = capacity.pivot(index=streams_col, columns=gear_col, values="max_qps")
 gear_helps = bool((by_gear.diff(axis=1).iloc[:, 1:] > 0).all().all())
 reading(
     f"Left: the card's capacity under the {target['p99_ms']} ms P99 target rises from "
-    f"{one:.0f} QPS with one stream to a peak of {peak['max_qps']:.0f} QPS at "
+    f"{one:.0f} QPS with one stream to its highest, {peak['max_qps']:.0f} QPS, at "
     f"{peak[streams_col]} streams with max gear {peak_gear} "
-    f"({peak['max_qps'] / one:.1f}× one stream), then falls by {drop:.0%} to "
-    f"{same_gear[last_streams]:.0f} QPS at {last_streams} streams. "
+    f"({peak['max_qps'] / one:.1f}× one stream, for {peak[streams_col]}× the streams)"
+    + (f", then falls by {drop:.0%} to {same_gear[last_streams]:.0f} QPS at {last_streams} "
+       f"streams. " if peak[streams_col] < last_streams else
+       f"; it is still rising at the largest count swept, by "
+       f"{same_gear.iloc[-1] / same_gear.iloc[-2] - 1:.0%} over {same_gear.index[-2]} streams. ")
     + (f"A larger max gear lifts every curve (fewer, fuller batches pay the per-batch launch "
        f"and copy costs less often). " if gear_helps else
        f"A larger max gear does not help at every stream count. ") +
@@ -97,7 +103,7 @@ reading(
     f"above it queues without bound.")
 
 # %% [markdown]
-# ## Why the capacity falls after the peak
+# ## What limits the capacity as streams grow
 #
 # More streams overlap more batches, and overlapping batches share what the card has only one
 # of (docs/scenarios.md, "The card model"): the **vector and cube cores** (without a core limit
@@ -107,14 +113,16 @@ reading(
 # clients) at the peak's max gear, and each op's mean device time is compared with one stream.
 
 # %%
-chip = npusim_json("hw", "show", "ascend910b3")
+with open(DEFAULT_SCENARIO, "rb") as f:
+    hw = tomllib.load(f)["scenario"]["hw"]
+chip = npusim_json("hw", "show", hw)
 l2_mib = chip["spec"]["chip"]["l2_bytes"] / 2**20
-print(f"910B3: L2 {l2_mib:.0f} MiB, effective HBM bandwidth "
+print(f"{hw}: L2 {l2_mib:.0f} MiB, effective HBM bandwidth "
       f"{chip['derived']['hbm_effective_gbps']:.0f} GB/s")
 # `sweep` turns max_gear=n into the scenario's gears up to n plus n; simulate takes the list.
 gears = sorted({g for g in scenario_gears() if g <= peak_gear} | {int(peak_gear)})
 rows, card_rows = [], []
-for s in range(1, int(capacity[streams_col].max()) + 1):
+for s in SATURATED_STREAMS:
     r = npusim_json("simulate", scenario, *short,
                     *sets(deployment__streams=s, deployment__gears=str(gears).replace(" ", ""),
                           workload__arrival="closed", workload__concurrency=8 * s))
@@ -163,14 +171,19 @@ reading(
     f"only {cn['throughput'] / c1['throughput']:.1f}× for {n}× the streams; the vector cores are "
     f"busy {cn['vector_busy']:.0%} of the time and HBM carries {cn['hbm_gbps']:.0f} GB/s "
     f"(from {c1['hbm_gbps']:.0f} GB/s with one stream) as the streams' working sets stop "
-    f"sharing the {l2_mib:.0f} MiB L2 without evicting each other. So past the peak extra "
-    f"streams add little throughput but stretch every batch, and the tail of the latency "
-    f"crosses the P99 target at a lower arrival rate: the capacity under the target falls.")
+    f"sharing the {l2_mib:.0f} MiB L2 without evicting each other. "
+    + ("Past the peak, extra streams add little throughput but stretch every batch, so the "
+       "latency tail crosses the P99 target at a lower arrival rate and the capacity under the "
+       "target falls." if peak[streams_col] < last_streams else
+       "Each added stream stretches every batch a little more, so the capacity gained per "
+       "stream shrinks as the card's shared cores, L2 and HBM fill up."))
 
 # %% [markdown]
 # ## The best configuration under the target
 
 # %%
+with open(DEFAULT_SCENARIO, "rb") as f:
+    own = tomllib.load(f)["deployment"]
 result = pd.read_json(sweep_json, typ="series")
 best = result["points"][result["best"]]
 keys = result["keys"]
@@ -179,7 +192,9 @@ fewest = result["points"][result["fewest_cards"]] if result["fewest_cards"] is n
 reading(
     f"Best under P99 ≤ {target['p99_ms']} ms: {config}, {best['max_qps']:.0f} QPS per card "
     f"({best['throughput']:.0f} samples/s). For the target traffic of "
-    f"{target['traffic_qps']:.0f} QPS that is {best['cards_needed']} card(s); the scenario's "
-    f"own configuration (4 streams with core limits, max gear 20) is notebook 2's subject. "
+    f"{target['traffic_qps']:.0f} QPS that is {best['cards_needed']} card(s). The scenario's "
+    f"own configuration ({own['streams']} streams of {own['cube_cores_per_stream']} cube + "
+    f"{own['vector_cores_per_stream']} vector cores, max gear {max(own['gears'])}) keeps its "
+    f"core limits; notebook 2 compares limits with a shared card. "
     + (f"Fewest cards: {', '.join(f'{k}={v}' for k, v in zip(keys, fewest['values']))} with "
        f"{fewest['cards_needed']} card(s)." if fewest else ""))

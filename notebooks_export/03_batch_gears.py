@@ -12,6 +12,8 @@
 # (`NPUSIM=/path/to/npusim` picks the binary).
 
 # %%
+import tomllib
+
 import matplotlib.pyplot as plt
 import pandas as pd
 
@@ -26,8 +28,10 @@ MIX_WARMUP = 300
 
 print(npusim("--version").strip())
 gears = scenario_gears()
-chip = npusim_json("hw", "show", "ascend910b3")["spec"]["chip"]
-print(f"scenario gears {gears}; 910B3: {chip['cube_cores']} cube, "
+with open(DEFAULT_SCENARIO, "rb") as f:
+    hw = tomllib.load(f)["scenario"]["hw"]
+chip = npusim_json("hw", "show", hw)["spec"]["chip"]
+print(f"scenario gears {gears}; {hw}: {chip['cube_cores']} cube, "
       f"{chip['vector_cores']} vector cores")
 
 # %% [markdown]
