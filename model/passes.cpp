@@ -752,7 +752,7 @@ PassResult run_int64_narrow(const Graph& g, const PassOptions& options) {
         for (const std::string& s : ins) {
           if (!one_element(s) && dims_of(s).size() >= dims_of(out_shape).size()) out_shape = s;
         }
-      } else if (const auto k = text_attr(ot, "k")) {
+      } else if (const auto k = text_attr(ot, "k"); k && !dims_of(ins[0]).empty()) {
         Dims d = dims_of(ins[0]);
         d.back() = std::string(*k);
         out_shape = shape_of(d);
@@ -907,7 +907,6 @@ PassResult run_aicpu_to_host(const Graph& g, const PassOptions& /*options*/) {
   std::vector<GraphChange> changes;
   std::vector<bool> host(g.size());
   for (std::size_t i = 0; i < g.size(); ++i) host[i] = placement_of(g, i) == Placement::kHost;
-  std::size_t front = 0;
   for (std::size_t i = 0; i < g.size(); ++i) {
     if (placement_of(g, i) != Placement::kAicpu) continue;
     bool from_host = true;
@@ -919,7 +918,7 @@ PassResult run_aicpu_to_host(const Graph& g, const PassOptions& /*options*/) {
     // A host op runs when its stream's device work has drained: first in the graph, that is
     // before any device op of the batch.
     w.remove(i, std::vector<std::string>{op.text.name});
-    w.insert(front++, std::move(op));
+    w.insert(0, std::move(op));  // pending ops at one index keep their order
     changes.push_back(
         {"aicpu_to_host",
          {g.ops()[i].text.name},

@@ -256,8 +256,8 @@ std::string whatif_to_text(const WhatifResult& r) {
       "<= {}; device us = sum of predicted op times of one batch at gear {}\n\n",
       r.target_p99_ms ? fmt::format("{} ms", *r.target_p99_ms) : std::string("- (no target)"),
       r.reference_gear);
-  out += fmt::format("{:<44}{:>11}{:>10}{:>10}{:>9}{:>13}{:>9}\n", "variant", "device us",
-                     "mean ms", "P99 ms", "latency", "QPS@target", "QPS");
+  out += fmt::format("{:<44}{:>11}{:>10}{:>10}{:>10}{:>13}{:>10}\n", "variant", "device us",
+                     "mean ms", "P99 ms", "mean gain", "QPS@target", "QPS gain");
   const auto line = [&](const WhatifRow& row, bool base) {
     std::string name = row.name;
     if (!row.with.empty() && row.name != "all") {
@@ -268,7 +268,7 @@ std::string whatif_to_text(const WhatifResult& r) {
     const std::string qps =
         row.qps_at_target ? fmt::format("{:.0f}", *row.qps_at_target) : std::string("-");
     const std::string qgain = base || !row.qps_gain ? std::string("") : pct(*row.qps_gain);
-    out += fmt::format("{:<44}{:>11.1f}{:>10.3f}{:>10.3f}{:>9}{:>13}{:>9}\n", name,
+    out += fmt::format("{:<44}{:>11.1f}{:>10.3f}{:>10.3f}{:>10}{:>13}{:>10}\n", name,
                        row.device_us_per_batch, row.latency_ms, row.p99_ms,
                        base ? std::string("") : pct(row.latency_gain), qps, qgain);
   };

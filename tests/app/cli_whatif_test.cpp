@@ -214,3 +214,16 @@ TEST_CASE("analyze --estimate ranks findings by the predicted gain of their reme
   CHECK(report.find("no estimate") != std::string::npos);
   fs::remove(md);
 }
+
+TEST_CASE("whatif gives the same numbers with one thread and with two", "[cli][whatif]") {
+  const std::string args = "whatif " + kSrc +
+                           "/scenarios/default.toml --set workload.requests=500 --set "
+                           "workload.warmup_requests=50 --pass drop_redundant_tile --pass "
+                           "fuse_masked_gather --json --jobs ";
+  const auto one = run_cli(args + "1");
+  const auto two = run_cli(args + "2");
+  INFO(one.err << two.err);
+  REQUIRE(one.exit_code == 0);
+  REQUIRE(two.exit_code == 0);
+  CHECK(one.out == two.out);
+}

@@ -529,15 +529,26 @@ shapes = "B,64"
 dtypes = "INT64"
 output_dtypes = "INT32"
 after = ["x"]
+[[graph.op]]
+name = "second"
+type = "Bucketize"
+shapes = "B,32"
+dtypes = "INT64"
+output_dtypes = "INT32"
+after = []
 )");
   const PassResult r = npusim::aicpu_to_host(g);
-  REQUIRE(r.changes.size() == 1);  // `late` reads a device op's output
-  CHECK(names(r.graph) == std::vector<std::string>{"bucket", "x", "use", "late"});
+  REQUIRE(r.changes.size() == 2);  // `late` reads a device op's output
+  CHECK(names(r.graph) == std::vector<std::string>{"bucket", "second", "x", "use", "late"});
+  CHECK(op_named(r.graph, "second").text.placement == "host");
   CHECK(op_named(r.graph, "bucket").text.placement == "host");
   CHECK(*op_named(r.graph, "use").after == std::vector<std::string>{"bucket"});
   const double aicpu = us(op_with_outputs("Bucketize", "16,64", "INT64", "", "INT32"));
   const double host = us(op_with_outputs("Bucketize", "16,64", "INT64", "", "INT32", {}, "host"));
-  CHECK(graph_us(g, 16) - graph_us(r.graph, 16) == Approx(aicpu - host).epsilon(1e-12));
+  const double aicpu2 = us(op_with_outputs("Bucketize", "16,32", "INT64", "", "INT32"));
+  const double host2 = us(op_with_outputs("Bucketize", "16,32", "INT64", "", "INT32", {}, "host"));
+  CHECK(graph_us(g, 16) - graph_us(r.graph, 16) ==
+        Approx(aicpu - host + aicpu2 - host2).epsilon(1e-12));
 }
 
 TEST_CASE("an unknown pass name is refused with the list of valid ones", "[passes]") {
