@@ -18,12 +18,13 @@
 
 # %%
 import json
+import os
 import tomllib
 
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from nbhelpers import npusim, npusim_json, profiles_dir, reading, skip_rest, table, workdir
+from nbhelpers import REPO, npusim, npusim_json, profiles_dir, reading, skip_rest, table, workdir
 
 print(npusim("--version").strip())
 profiles = profiles_dir()
@@ -34,7 +35,7 @@ if not (PROFILE and PROFILE.exists()):
               f"{PROFILE.parent if PROFILE else '../shared/profiles'}; set NPUSIM_PROFILES to "
               "the folder holding Ascend_msinsight/, or PROFILE in this notebook to your own). "
               "This notebook stops without figures.")
-print(f"profile: {PROFILE}")
+print(f"profile: {os.path.relpath(PROFILE, REPO)}")
 
 # %% [markdown]
 # ## What `npusim analyze` finds
@@ -99,7 +100,8 @@ reading(
 graph = workdir() / "step.toml"
 npusim("graph", "from-profile", PROFILE, "-o", graph)
 text = graph.read_text()
-print("\n".join(l for l in text.splitlines()[:8] if l.startswith("#")))
+print("\n".join(l.replace(str(PROFILE), PROFILE.name) for l in text.splitlines()[:8]
+                if l.startswith("#")))
 
 # The model's version: drop duration_us from every op whose shapes are usable (ops written with
 # empty shapes keep their measured duration, the only time the simulator has for them).
