@@ -26,7 +26,7 @@ from nbhelpers import (DEFAULT_SCENARIO, npusim, npusim_csv, npusim_json, readin
                        scenario_without_core_limits, sets, table)
 
 PER_OP_CHIP = "ascend910b2"
-CUBE_CORES = [6, 8, 12, 16, 20, 24]
+CUBE_CORES = [6, 12, 18, 24]
 REQUESTS = 1500
 WARMUP = 300
 
