@@ -84,6 +84,8 @@ drop = 1 - same_gear[last_streams] / peak["max_qps"]
 one = same_gear[same_gear.index.min()]
 meets = at_rate[at_rate["p99_met"]]
 by_gear = capacity.pivot(index=streams_col, columns=gear_col, values="max_qps")
+interior = [(g, by_gear[g].idxmax(), by_gear[g].max(), by_gear[g].iloc[-1])
+            for g in by_gear.columns if by_gear[g].idxmax() < by_gear.index.max()]
 gear_helps = bool((by_gear.diff(axis=1).iloc[:, 1:] > 0).all().all())
 reading(
     f"Left: the card's capacity under the {target['p99_ms']} ms P99 target rises from "
@@ -94,6 +96,9 @@ reading(
        f"streams. " if peak[streams_col] < last_streams else
        f"; it is still rising at the largest count swept, by "
        f"{same_gear.iloc[-1] / same_gear.iloc[-2] - 1:.0%} over {same_gear.index[-2]} streams. ")
+    + "".join(f"With max gear {g} the capacity peaks at {n} streams ({q:.0f} QPS) and falls "
+              f"{1 - last_q / q:.0%} by {by_gear.index.max()} streams. "
+              for g, n, q, last_q in interior if g != peak_gear)
     + (f"A larger max gear lifts every curve (fewer, fuller batches pay the per-batch launch "
        f"and copy costs less often). " if gear_helps else
        f"A larger max gear does not help at every stream count. ") +
