@@ -193,7 +193,8 @@ pipe_df = pd.DataFrame(pipe_rows)
 print(table(pipe_df, "{:.0f}"))
 
 # %%
-fig, axes = plt.subplots(1, len(worst), figsize=(14, 4))
+fig, axes = plt.subplots(2, 2, figsize=(11, 7.5), layout="constrained")
+axes = axes.ravel()
 for ax, t in zip(axes, worst.index):
     d = pipe_df[pipe_df["type"] == t]
     x = np.arange(len(d))
@@ -218,9 +219,16 @@ for t in worst.index:
                  f"{dur['measured_us'] / 1000:.1f} ms; its largest pipe gap is {g['pipe']}, "
                  f"{g['predicted_us'] / 1000:.1f} ms predicted against "
                  f"{g['measured_us'] / 1000:.1f} ms measured)")
+unmodelled = pipe_df[(pipe_df["pipe"] != "duration") & (pipe_df["predicted_us"] == 0)
+                     & (pipe_df["measured_us"] > 1000)]
 reading(
     f"The four op types with the largest absolute error after calibration, together "
     f"{worst.sum() / 1000:.1f} ms of the {after['abs_err_us'].sum() / 1000:.1f} ms summed over "
-    f"all kernels: " + "; ".join(notes) + ". A pipe predicted longer than measured is a rate the "
+    f"all kernels: " + "; ".join(notes) + ". "
+    + ("The model gives no time at all to " +
+       ", ".join(f"the {r['pipe']} pipe of {r['type']} ({r['measured_us'] / 1000:.1f} ms "
+                 f"measured)" for _, r in unmodelled.iterrows()) + ". "
+       if len(unmodelled) else "")
+    + f"A pipe predicted longer than measured is a rate the "
     f"model puts too low (or work it counts that the kernel does not do); one predicted "
     f"shorter is cost it misses. docs/accuracy.md lists what is known to be missing.")
