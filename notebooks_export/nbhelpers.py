@@ -16,7 +16,11 @@ import tempfile
 import tomllib
 from pathlib import Path
 
+import matplotlib
 import pandas as pd
+
+# Panels, their tick labels and a suptitle laid out without overlapping, in every notebook.
+matplotlib.rcParams["figure.constrained_layout.use"] = True
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_SCENARIO = REPO / "scenarios" / "default.toml"
