@@ -106,10 +106,48 @@ std::vector<std::string> passes_for(const profile::Finding& f, const sim::Whatif
   return out;
 }
 
-bool setting_for(const profile::Finding& f) {
+// The deployment setting a finding maps to.
+enum class Setting { kNone, kStreams, kCoreLimit };
+
+Setting setting_for(const profile::Finding& f) {
   // Host-bound stretches and stalls: more instances per card overlap one's host work with
   // another's device work. A recompilation stall is fixed by the API, not by instances.
-  return f.check == "idle_gaps" || (f.check == "task_wait" && cause(f) != "recompilation");
+  if (f.check == "idle_gaps" || (f.check == "task_wait" && cause(f) != "recompilation")) {
+    return Setting::kStreams;
+  }
+  // Calls of one kernel far slower than their mean: contention with what runs beside it, which
+  // a core limit (a partition of the cube cores per stream) takes away.
+  if (f.check == "max_over_mean") return Setting::kCoreLimit;
+  return Setting::kNone;
+}
+
+// The best point of a one-axis sweep with the max-QPS search, as an estimate.
+std::optional<Estimate> best_setting(const std::filesystem::path& file, const AnalyzeArgs& a,
+                                     const std::string& axis) {
+  sim::SweepSpec spec;
+  spec.scenario_file = file;
+  spec.sets = a.sets;
+  spec.axes.push_back(sim::parse_sweep_axis(axis));
+  spec.find_max_qps = true;
+  spec.hw_dirs = hw_spec_dirs();
+  const sim::SweepResult sw = sim::run_sweep(spec, a.jobs);
+  const sim::SweepPoint* best = nullptr;
+  for (const sim::SweepPoint& p : sw.points) {
+    if (p.feasible && p.max_qps && (!best || *p.max_qps > *best->max_qps)) best = &p;
+  }
+  if (!best || !sw.baseline.max_qps || *sw.baseline.max_qps <= 0) return std::nullopt;
+  Estimate s;
+  s.kind = "setting";
+  if (*best->max_qps > *sw.baseline.max_qps) {
+    s.via = fmt::format("{}={}", sw.keys.front(), best->values.front());
+    s.qps_at_target = best->max_qps;
+    s.qps_gain = *best->max_qps / *sw.baseline.max_qps - 1;
+  } else {
+    s.via = fmt::format("{} as the scenario has it (no value tried does better)", sw.keys.front());
+    s.qps_at_target = sw.baseline.max_qps;
+    s.qps_gain = 0.0;
+  }
+  return s;
 }
 
 bool better(const Estimate& a, const Estimate& b) {
@@ -144,32 +182,24 @@ Estimates estimate_findings(const std::vector<profile::Report>& reports, const A
   e.baseline_qps = w.baseline.qps_at_target;
   e.baseline_latency_ms = w.baseline.latency_ms;
 
-  bool want_setting = false;
+  bool want_streams = false;
+  bool want_core_limit = false;
   for (const auto& r : reports) {
-    for (const auto& f : r.findings) want_setting = want_setting || setting_for(f);
+    for (const auto& f : r.findings) {
+      want_streams = want_streams || setting_for(f) == Setting::kStreams;
+      want_core_limit = want_core_limit || setting_for(f) == Setting::kCoreLimit;
+    }
   }
   std::optional<Estimate> streams;
-  if (want_setting && w.searched_qps) {
-    sim::SweepSpec spec;
-    spec.scenario_file = file;
-    spec.sets = a.sets;
-    spec.axes.push_back(
-        sim::parse_sweep_axis(fmt::format("deployment.streams=1..{}", kMaxStreamsTried)));
-    spec.find_max_qps = true;
-    spec.hw_dirs = hw_spec_dirs();
-    const sim::SweepResult sw = sim::run_sweep(spec, a.jobs);
-    const sim::SweepPoint* best = nullptr;
-    for (const sim::SweepPoint& p : sw.points) {
-      if (p.feasible && p.max_qps && (!best || *p.max_qps > *best->max_qps)) best = &p;
-    }
-    if (best && sw.baseline.max_qps && *sw.baseline.max_qps > 0) {
-      Estimate s;
-      s.kind = "setting";
-      s.via = fmt::format("deployment.streams={}", best->values.front());
-      s.qps_at_target = best->max_qps;
-      s.qps_gain = *best->max_qps / *sw.baseline.max_qps - 1;
-      streams = s;
-    }
+  std::optional<Estimate> core_limit;
+  if (want_streams && w.searched_qps) {
+    streams = best_setting(file, a, fmt::format("deployment.streams=1..{}", kMaxStreamsTried));
+  }
+  if (want_core_limit && w.searched_qps) {
+    // Every core limit up to an even split of the cube cores among the streams (a limit of 0,
+    // no partition, is the key left out, which a sweep value cannot say).
+    const int most = std::max(1, hw.chip.cube_cores / std::max(1, sc.deployment.streams));
+    core_limit = best_setting(file, a, fmt::format("deployment.cube_cores_per_stream=1..{}", most));
   }
 
   for (const auto& r : reports) {
@@ -190,7 +220,11 @@ Estimates estimate_findings(const std::vector<profile::Report>& reports, const A
           if (!best || better(est, *best)) best = est;
         }
       }
-      if (setting_for(f) && streams && (!best || better(*streams, *best))) best = streams;
+      const Setting st = setting_for(f);
+      const std::optional<Estimate>& setting =
+          st == Setting::kStreams ? streams
+                                  : (st == Setting::kCoreLimit ? core_limit : std::nullopt);
+      if (setting && (!best || better(*setting, *best))) best = setting;
       row.push_back(best);
     }
     e.of.push_back(std::move(row));
