@@ -7,9 +7,14 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
+#include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "model/accuracy.h"
 #include "model/predict.h"
@@ -229,4 +234,90 @@ TEST_CASE("calibrate writes per-family intervals from its holdout that predict a
         Approx(iv["cube"]["p10"].get<double>()).epsilon(1e-5));
   CHECK(pj["interval"]["p90_us"].get<double>() / d ==
         Approx(iv["cube"]["p90"].get<double>()).epsilon(1e-5));
+}
+
+namespace {
+
+// Fields of one CSV line; double-quoted fields may hold commas ("4096,1024;1024,4096").
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (const char c : line) {
+    if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+// The rows of an `accuracy --csv` file as maps from column name to text.
+std::vector<std::map<std::string, std::string>> accuracy_rows(const fs::path& file) {
+  std::istringstream in(npusim::test::read_all(file));
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> header = csv_fields(line);
+  std::vector<std::map<std::string, std::string>> rows;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const std::vector<std::string> f = csv_fields(line);
+    REQUIRE(f.size() == header.size());
+    std::map<std::string, std::string> row;
+    for (std::size_t i = 0; i < f.size(); ++i) row[header[i]] = f[i];
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("on the real CANN 8.3 ranks, rank 0's intervals hold about 80 % of rank 2's unseen rows",
+          "[cli][calibrate][intervals][real]") {
+  const fs::path level2 =
+      fs::path(NPUSIM_SHARED_PROFILES_DIR) / "Ascend_msinsight" / "test" / "st" / "level2";
+  if (!fs::exists(level2 / "rank_0_ascend_pt") || !fs::exists(level2 / "rank_2_ascend_pt")) {
+    WARN("skipped: ../shared/profiles is absent (a fresh clone); nothing to check");
+    return;
+  }
+  const fs::path dir = temp_dir("real");
+  const fs::path ov = dir / "rank0.toml";
+  const std::string r0 = (level2 / "rank_0_ascend_pt").string();
+  const std::string r2 = (level2 / "rank_2_ascend_pt").string();
+  REQUIRE(run_cli("calibrate '" + r0 + "' --hw auto -o '" + ov.string() + "'").exit_code == 0);
+  const npusim::HwSpec hw =
+      npusim::load_hw_spec(fs::path(NPUSIM_SOURCE_DIR) / "hw_specs" / "ascend910b3.toml", {ov});
+  REQUIRE(hw.intervals.count("all") == 1);
+  for (const std::string& r : {r0, r2}) {
+    const std::string csv = (dir / (fs::path(r).filename().string() + ".csv")).string();
+    REQUIRE(run_cli("accuracy '" + r + "' --hw auto --overlay '" + ov.string() + "' --csv '" + csv +
+                    "'")
+                .exit_code == 0);
+  }
+  // Rank 2's rows whose (type, input shapes) rank 0 never ran: neither the fit nor the holdout
+  // that made the intervals saw them.
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const auto& row : accuracy_rows(dir / "rank_0_ascend_pt.csv")) {
+    seen.emplace(row.at("type"), row.at("input_shapes"));
+  }
+  int rows = 0, inside = 0;
+  for (const auto& row : accuracy_rows(dir / "rank_2_ascend_pt.csv")) {
+    if (seen.count({row.at("type"), row.at("input_shapes")}) != 0) continue;
+    const double measured = std::stod(row.at("measured_us"));
+    const double predicted = std::stod(row.at("predicted_us"));
+    if (!(measured > 0 && predicted > 0)) continue;
+    const auto own = hw.intervals.find(row.at("family"));
+    const npusim::ErrorInterval& e =
+        own != hw.intervals.end() ? own->second : hw.intervals.at("all");
+    ++rows;
+    if (measured / predicted >= e.p10 && measured / predicted <= e.p90) ++inside;
+  }
+  REQUIRE(rows >= 50);
+  const double coverage = static_cast<double>(inside) / rows;
+  INFO(inside << " of " << rows << " unseen rank-2 rows inside their family's P10-P90");
+  // Nominal 80 %; with about 100 rows one binomial sigma is 4 %, so 65-95 % is about +-4 sigma.
+  CHECK(coverage >= 0.65);
+  CHECK(coverage <= 0.95);
 }
