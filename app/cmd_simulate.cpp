@@ -18,6 +18,7 @@
 #include "sim/card_sim.h"
 #include "sim/report.h"
 #include "sim/scenario.h"
+#include "sim/sweep.h"
 
 namespace npusim::app {
 
@@ -31,6 +32,7 @@ struct SimulateArgs {
   bool json = false;
   std::string trace;
   std::size_t trace_max_spans = 500'000;
+  unsigned jobs = 0;
 };
 
 // Which interval tables the factors come from: "holdout rows: cube 140, elementwise 372; other
@@ -47,27 +49,25 @@ std::string interval_source(const HwSpec& hw) {
                                                : fmt::format("pooled ({} rows)", all->second.rows));
 }
 
-// The scenario again at the P10 and at the P90 factors of the chip's prediction intervals, or
-// nothing when the chip carries none.
-std::optional<sim::IntervalRuns> interval_runs(const sim::Scenario& sc, const HwSpec& hw) {
-  if (hw.intervals.empty()) return std::nullopt;
-  sim::IntervalRuns runs;
-  runs.source = interval_source(hw);
-  sim::SimOptions opt;
-  opt.device_time_scale = interval_factors(hw, IntervalEnd::kP10);
-  runs.at_p10 = sim::simulate(sc, hw, opt);
-  opt.device_time_scale = interval_factors(hw, IntervalEnd::kP90);
-  runs.at_p90 = sim::simulate(sc, hw, opt);
-  return runs;
-}
-
 void run(const SimulateArgs& a) {
   const sim::Scenario sc = sim::load_scenario(resolve_scenario(a.scenario), a.sets);
   const HwSpec hw = sim::load_scenario_hw(sc, hw_spec_dirs());
   sim::SimOptions opt;
   opt.trace = !a.trace.empty();
   opt.trace_max_spans = a.trace_max_spans;
-  const sim::SimResult r = sim::simulate(sc, hw, opt);
+  // With prediction intervals, the scenario runs twice more at the P10 and at the P90 factors;
+  // the three runs are independent (same seed, own Simulator each) and run side by side.
+  const bool calibrated = !hw.intervals.empty();
+  std::vector<sim::SimResult> runs(calibrated ? 3 : 1);
+  sim::run_parallel(runs.size(), a.jobs, [&](std::size_t i) {
+    sim::SimOptions o = opt;
+    if (i > 0) {
+      o = sim::SimOptions{};
+      o.device_time_scale = interval_factors(hw, i == 1 ? IntervalEnd::kP10 : IntervalEnd::kP90);
+    }
+    runs[i] = sim::simulate(sc, hw, o);
+  });
+  const sim::SimResult& r = runs[0];
   for (const std::string& w : r.warnings) warn(w);
   if (opt.trace) {
     if (r.trace.size() >= opt.trace_max_spans) {
@@ -75,7 +75,10 @@ void run(const SimulateArgs& a) {
     }
     write_output_file(a.trace, sim::trace_to_json(r));
   }
-  const std::optional<sim::IntervalRuns> interval = interval_runs(sc, hw);
+  std::optional<sim::IntervalRuns> interval;
+  if (calibrated) {
+    interval = sim::IntervalRuns{interval_source(hw), std::move(runs[1]), std::move(runs[2])};
+  }
   std::cout << (a.json ? sim::result_to_json(r, interval) : sim::result_to_text(r, interval))
             << std::flush;
 }
@@ -100,6 +103,9 @@ void register_simulate(CLI::App& app) {
                   "MindStudio Insight)");
   cmd->add_option("--trace-max-spans", args->trace_max_spans,
                   "stop recording the timeline after this many spans")
+      ->capture_default_str();
+  cmd->add_option("--jobs,-j", args->jobs,
+                  "threads for the P10/P90 runs of a calibrated chip (0 = all local cores)")
       ->capture_default_str();
   cmd->callback([args] { run(*args); });
 }
