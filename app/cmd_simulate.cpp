@@ -36,17 +36,27 @@ struct SimulateArgs {
 };
 
 // Which interval tables the factors come from: "holdout rows: cube 140, elementwise 372; other
-// families pooled (731 rows)". A family with no table of its own and no pooled one is unscaled.
-std::string interval_source(const HwSpec& hw) {
+// families pooled (731 rows)". A family with no table of its own and no pooled one is unscaled,
+// and so is an op whose graph gives a measured duration: the source says how many those are.
+std::string interval_source(const HwSpec& hw, const Graph& graph) {
   std::string own;
   for (const auto& [name, e] : hw.intervals) {
     if (name != "all") own += fmt::format("{}{} {}", own.empty() ? "" : ", ", name, e.rows);
   }
   const auto all = hw.intervals.find("all");
-  if (own.empty()) return fmt::format("holdout of {} rows, all families pooled", all->second.rows);
-  return fmt::format("holdout rows: {}; other families {}", own,
-                     all == hw.intervals.end() ? std::string("unscaled")
-                                               : fmt::format("pooled ({} rows)", all->second.rows));
+  std::string s = own.empty()
+                      ? fmt::format("holdout of {} rows, all families pooled", all->second.rows)
+                      : fmt::format("holdout rows: {}; other families {}", own,
+                                    all == hw.intervals.end()
+                                        ? std::string("unscaled")
+                                        : fmt::format("pooled ({} rows)", all->second.rows));
+  std::size_t measured = 0;
+  for (const GraphOp& op : graph.ops()) measured += op.duration_us ? 1 : 0;
+  if (measured > 0) {
+    s += fmt::format("; {} of {} graph ops have measured durations, not scaled", measured,
+                     graph.size());
+  }
+  return s;
 }
 
 void run(const SimulateArgs& a) {
@@ -77,7 +87,8 @@ void run(const SimulateArgs& a) {
   }
   std::optional<sim::IntervalRuns> interval;
   if (calibrated) {
-    interval = sim::IntervalRuns{interval_source(hw), std::move(runs[1]), std::move(runs[2])};
+    interval =
+        sim::IntervalRuns{interval_source(hw, sc.graph), std::move(runs[1]), std::move(runs[2])};
   }
   std::cout << (a.json ? sim::result_to_json(r, interval) : sim::result_to_text(r, interval))
             << std::flush;

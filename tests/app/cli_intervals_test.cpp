@@ -321,3 +321,32 @@ TEST_CASE("on the real CANN 8.3 ranks, rank 0's intervals hold about 80 % of ran
   CHECK(coverage >= 0.65);
   CHECK(coverage <= 0.95);
 }
+
+TEST_CASE("simulate says when measured op durations leave nothing for the intervals to scale",
+          "[cli][simulate][intervals]") {
+  // The M/D/c scenario's one op has a measured duration_us: the interval runs equal the point.
+  const auto r = run_cli(
+      "simulate mdc_validation --set workload.requests=2000 --json "
+      "--set scenario.overlay='" +
+      hand_overlay().string() + "'");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& iv = j["interval"];
+  CHECK_THAT(iv["source"].get<std::string>(),
+             Catch::EndsWith("1 of 1 graph ops have measured durations, not scaled"));
+  CHECK(iv["p99_ms"]["low"] == j["latency_ms"]["p99"]);
+  CHECK(iv["p99_ms"]["high"] == j["latency_ms"]["p99"]);
+}
+
+TEST_CASE("simulate's interval runs give the same output on one thread or several",
+          "[cli][simulate][intervals]") {
+  const std::string args =
+      "simulate default --set workload.requests=400 "
+      "--set workload.warmup_requests=40 --json --set scenario.overlay='" +
+      hand_overlay().string() + "'";
+  const auto one = run_cli(args + " -j 1");
+  const auto three = run_cli(args + " -j 3");
+  REQUIRE(one.exit_code == 0);
+  REQUIRE(three.exit_code == 0);
+  CHECK(one.out == three.out);
+}
