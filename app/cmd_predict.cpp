@@ -142,7 +142,8 @@ std::string text_report(const OpCost& c, const OpDesc& op, const HwSpec& hw,
     s += fmt::format("  P10-P90      {:>12.3f} - {:.3f} us  ({})\n", range->p10_us, range->p90_us,
                      interval_source_text(range->lookup));
   } else {
-    s += "  P10-P90      uncalibrated (no overlay with [intervals]; see npusim calibrate)\n";
+    s += "  P10-P90      uncalibrated (no prediction intervals on this chip; npusim calibrate writes "
+         "them)\n";
   }
   s += fmt::format("  block dim    {:>12d}      waves {} over {} tiles\n", c.block_dim, c.waves, c.tiles);
   s += fmt::format("  core time    {:>12.3f} us\n", c.core_time_us);

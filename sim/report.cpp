@@ -101,7 +101,7 @@ std::string result_to_json(const SimResult& r, const std::optional<IntervalRuns>
 std::string result_to_text(const SimResult& r, const std::optional<IntervalRuns>& interval) {
   std::string out = result_to_text(r);
   if (!interval) {
-    out += "  P10-P90 of the model's error: uncalibrated (no overlay with [intervals])\n";
+    out += "  P10-P90 of the model's error: uncalibrated (no prediction intervals on this chip)\n";
     return out;
   }
   const SimResult& lo = interval->at_p10;
