@@ -329,13 +329,22 @@ namespace {
 
 std::vector<TensorDesc> make_tensors(std::string_view shapes_text, std::string_view dtypes_text,
                                      std::string_view formats_text, const char* what,
-                                     const SourcePos& pos) {
+                                     const SourcePos& pos, bool dtype_alone_is_scalar) {
   const auto shapes = parse_shape_list(shapes_text, pos);
   const auto dtypes = parse_dtype_list(dtypes_text, pos);
   const auto formats = parse_format_list(formats_text, pos);
   if (shapes.empty()) {
     if (!dtypes.empty() && dtypes.size() > 1) {
       throw InputError(pos, fmt::format("{}: {} dtypes given but no shapes", what, dtypes.size()));
+    }
+    if (dtypes.size() == 1 && dtype_alone_is_scalar) {
+      // One input dtype and an empty shape list is one scalar: profiles write a 0-d tensor as
+      // `""` (a Cast of a loss value), and it still costs a read and a write. (Outputs with a
+      // dtype and no shape are inferred from the inputs instead.)
+      TensorDesc scalar;
+      scalar.dtype = dtypes[0];
+      scalar.format = formats.empty() ? Format::kND : formats[0];
+      return {scalar};
     }
     return {};
   }
@@ -368,9 +377,11 @@ OpDesc make_op(const OpText& text, const SourcePos& pos) {
   op.name = text.name;
   op.type = std::string(trim(text.type));
   if (op.type.empty()) throw InputError(pos, "op type is empty");
-  op.inputs = make_tensors(text.input_shapes, text.input_dtypes, text.input_formats, "inputs", pos);
+  op.inputs = make_tensors(text.input_shapes, text.input_dtypes, text.input_formats, "inputs", pos,
+                            true);
   op.outputs =
-      make_tensors(text.output_shapes, text.output_dtypes, text.output_formats, "outputs", pos);
+      make_tensors(text.output_shapes, text.output_dtypes, text.output_formats, "outputs", pos,
+                   false);
   op.attrs = text.attrs;
   if (!trim(text.placement).empty()) {
     op.placement = parse_placement(text.placement);

@@ -86,6 +86,20 @@ TEST_CASE("make_op broadcasts a single dtype and format to every input", "[op_de
   CHECK(op.inputs[0].bytes() == 32000);
 }
 
+TEST_CASE("an empty input shape list with one dtype is one scalar input (a profile's \"\")",
+          "[op_desc]") {
+  OpText t;
+  t.type = "Cast";
+  t.input_shapes = "";
+  t.input_dtypes = "FLOAT";
+  t.output_dtypes = "INT32";  // an output dtype without a shape is inferred, not a scalar
+  const OpDesc op = make_op(t, kPos);
+  REQUIRE(op.inputs.size() == 1);
+  CHECK(op.inputs[0].shape.empty());
+  CHECK(op.inputs[0].bytes() == 4);
+  CHECK(op.outputs.empty());
+}
+
 TEST_CASE("bad op descriptions give their exact message at the given position", "[op_desc][bad]") {
   OpText t;
   t.type = "Add";
