@@ -17,7 +17,7 @@ namespace {
 struct Matrix {
   double rows = 1;
   double cols = 1;
-  double batch = 1;                 // product of leading dims
+  double batch = 1;  // product of leading dims
   std::array<std::int64_t, 8> batch_dims{};
   std::size_t batch_rank = 0;
 };
@@ -45,7 +45,6 @@ Matrix as_matrix(const TensorDesc& t) noexcept {
   }
   return m;
 }
-
 
 std::optional<bool> transpose_attr(const OpDesc& op, bool first) {
   if (op.attrs.empty()) return std::nullopt;
@@ -213,14 +212,19 @@ KernelPlan plan_attention(const OpDesc& op, const HwSpec& hw) noexcept {
   KernelPlan p;
   p.unit = Placement::kMix;
   p.cube_operand_path = true;
-  p.cube_vector_serial = true;
+  // The cube (AIC) and the paired vector cores (AIV) of a MIX kernel are separate pipes: the
+  // softmax of one query block overlaps the products of the next, so they pipeline like any
+  // other stage. Running them one after the other per block was the first model: it predicted
+  // the CANN 8.3 FlashAttentionScore 44 % slow after calibration and pinned the fitted cube
+  // efficiency at its bound (docs/accuracy.md).
   if (op.inputs.size() < 3 || op.inputs[0].shape.size() < 3) {
     p.warnings |= kWarnShapeMismatch;
     return p;
   }
   const TensorDesc& q = op.inputs[0];
   const TensorDesc& k = op.inputs[1];
-  const std::string_view layout = op.attr("input_layout").value_or(q.shape.size() == 4 ? "BSND" : "SBH");
+  const std::string_view layout =
+      op.attr("input_layout").value_or(q.shape.size() == 4 ? "BSND" : "SBH");
   auto dim = [](const TensorDesc& t, std::size_t i) { return static_cast<double>(t.shape[i]); };
   double b = 1, sq = 1, sk = 1, heads = 0, d = 128;
   if (q.shape.size() == 4) {
@@ -238,7 +242,8 @@ KernelPlan plan_attention(const OpDesc& op, const HwSpec& hw) noexcept {
     const double h = dim(q, 2);
     heads = op.attr_number("head_num", 0);
     for (const auto& t : op.inputs) {  // softmax max/sum statistics: (B, N, S, 8)
-      if (heads <= 0 && t.shape.size() == 4 && t.shape[3] == 8 && dim(t, 2) == sq) heads = dim(t, 1);
+      if (heads <= 0 && t.shape.size() == 4 && t.shape[3] == 8 && dim(t, 2) == sq)
+        heads = dim(t, 1);
     }
     if (heads <= 0) heads = std::max(1.0, h / 128);
     d = h / heads;
@@ -260,13 +265,14 @@ KernelPlan plan_attention(const OpDesc& op, const HwSpec& hw) noexcept {
   // the softmax (and its gradient) over the tile's score rows, in fp32, on the vector cores that
   // pair with this cube core
   const double score_bytes = block_q * sk * density * 4.0 * (grad ? 2 : 1);
-  p.vector_cycles = pass_cycles(*op.kind, score_bytes, hw) / std::max(1.0, hw.cube.mix_vector_ratio);
+  p.vector_cycles =
+      pass_cycles(*op.kind, score_bytes, hw) / std::max(1.0, hw.cube.mix_vector_ratio);
   // Q block in, K and V (and for the gradient dO, O) streamed per tile; outputs per tile
   const double kv_bytes = 2 * sk * d * ds * (grad ? 2 : 1);
   p.in = flat_transfer((block_q * d * ds + kv_bytes) * tiles, tiles);
-  p.reread_fraction = std::clamp(1.0 - (b * heads * (sq + 2 * sk) * d * ds) /
-                                           std::max(1.0, p.in.padded_bytes * tiles),
-                                 0.0, 1.0);
+  p.reread_fraction = std::clamp(
+      1.0 - (b * heads * (sq + 2 * sk) * d * ds) / std::max(1.0, p.in.padded_bytes * tiles), 0.0,
+      1.0);
   p.fixpipe_bytes = block_q * d * ds * (grad ? 3 : 1);
   p.cube_efficiency = 1;
   return p;
@@ -274,13 +280,42 @@ KernelPlan plan_attention(const OpDesc& op, const HwSpec& hw) noexcept {
 
 }  // namespace
 
+namespace {
+
+// Share of a GEMM's operand re-reads that hit L2. Output tiles run in row-major order (N fastest),
+// `cores` at a time, so an operand panel is read again after a reuse distance D of other bytes:
+//   A panel (one M block): reused by the tiles of its row; D = one wave's footprint
+//     W = Mw·A + Nw·B, with Nw = min(cores, tiles_n) N blocks and Mw = ceil(cores / tiles_n) M
+//     blocks in flight;
+//   B panel (one N block): reused by the next M block; D = W when a wave spans whole rows
+//     (cores >= tiles_n), else a whole row's B panels, tiles_n·B + A.
+// A re-read hits with probability min(1, L2 / D) (an LRU cache of capacity L2 under a cyclic
+// reuse pattern keeps a fraction L2 / D of it). Independent GEMMs of a batch repeat the pattern,
+// so the ratio is per GEMM; a B shared over the batch is folded into the rows by the caller.
+double gemm_reread_hits(double a_panel, double b_panel, double tiles_m, double tiles_n, int cores,
+                        const HwSpec& hw) noexcept {
+  const double c = std::max(1, cores);
+  const double l2 = hw.chip.l2_bytes;
+  const double nw = std::min(c, tiles_n);
+  const double mw = std::min(tiles_m, std::ceil(c / tiles_n));
+  const double wave = mw * a_panel + nw * b_panel;
+  const double d_a = wave;
+  const double d_b = c >= tiles_n ? wave : tiles_n * b_panel + a_panel;
+  const double a_rereads = tiles_m * (tiles_n - 1) * a_panel;
+  const double b_rereads = (tiles_m - 1) * tiles_n * b_panel;
+  auto p_hit = [&](double d) { return d > l2 ? l2 / d : 1.0; };
+  const double rereads = a_rereads + b_rereads;
+  return rereads > 0 ? (a_rereads * p_hit(d_a) + b_rereads * p_hit(d_b)) / rereads : 1.0;
+}
+
+}  // namespace
+
 KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
-  (void)cores;  // cube tilers split by base block, not by core count
   if (op.kind->role == OpRole::kAttention) return plan_attention(op, hw);
   const Gemm g = op.kind->role == OpRole::kConv2D ? gemm_of_conv(op) : gemm_of_matmul(op);
   KernelPlan p;
   p.unit = op.placement.value_or(Placement::kCube) == Placement::kMix ? Placement::kMix
-                                                                       : Placement::kCube;
+                                                                      : Placement::kCube;
   p.cube_operand_path = true;
   p.warnings = g.warnings;
   const double ds = dtype_bytes(g.dtype);
@@ -326,8 +361,10 @@ KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
   const double a_unique = g.batch * g.m * g.k * ds * g.a_bytes_per_tile_row_factor;
   const double b_unique = (g.b_shared ? 1.0 : g.batch) * g.k * g.n * ds;
   const double read_total = p.in.padded_bytes * tiles;
-  p.reread_fraction = read_total > 0 ? std::clamp(1.0 - (a_unique + b_unique) / read_total, 0.0, 1.0)
-                                     : 0.0;
+  p.reread_fraction =
+      read_total > 0 ? std::clamp(1.0 - (a_unique + b_unique) / read_total, 0.0, 1.0) : 0.0;
+  p.reread_hit_ratio = gemm_reread_hits(ta.padded_bytes, tb.padded_bytes,
+                                        (g.b_shared ? g.batch : 1) * tiles_m, tiles_n, cores, hw);
   // L1 -> L0A / L0B on MTE1, results out of L0C through FixPipe.
   p.mte1_cycles = tm * kp * ds / hw.cube.l1_to_l0a_bytes_per_cycle +
                   kp * tn * ds / hw.cube.l1_to_l0b_bytes_per_cycle;

@@ -120,7 +120,10 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   // bytes U and an L2 of size C, a fraction min(1, C/U) of re-reads hit (a GEMM whose K panels
   // exceed L2 streams them from HBM again for every output tile).
   const double unique_in = in_total * (1 - reread);
-  const double reread_hits = unique_in > hw.chip.l2_bytes ? hw.chip.l2_bytes / unique_in : 1.0;
+  const double reread_hits =
+      plan.reread_hit_ratio >= 0
+          ? std::min(1.0, plan.reread_hit_ratio)
+          : (unique_in > hw.chip.l2_bytes ? hw.chip.l2_bytes / unique_in : 1.0);
   const double h_in = reread * reread_hits + (1 - reread) * h_ctx;
   const double gm_rate = plan.cube_operand_path ? hw.cube.gm_to_l1_bytes_per_cycle
                                                 : hw.memory.gm_read_bytes_per_cycle;
@@ -152,11 +155,6 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   const double vec_us = plan.vector_cycles / f;
   const double scal_us = plan.scalar_cycles / f;
   st[kVec] = {vec_us + scal_us, 0, 0, scal_us > vec_us ? Stage::kScalar : Stage::kVector};
-  if (plan.cube_vector_serial) {
-    // one compute stage: cube then vector for each tile
-    st[kCube].base += st[kVec].base;
-    st[kVec].base = 0;
-  }
   st[kFix] = {plan.fixpipe_bytes / hw.cube.fixpipe_bytes_per_cycle / f, 0, 0, Stage::kMemory};
 
   int bound_stage = 0;

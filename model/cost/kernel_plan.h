@@ -37,15 +37,15 @@ struct KernelPlan {
   Transfer in;   ///< MTE2: GM -> UB / L1
   Transfer out;  ///< MTE3: UB -> GM (FixPipe output goes in fixpipe_bytes)
   bool cube_operand_path = false;  ///< MTE2 goes GM -> L1 (cube) rather than GM -> UB
-  /// The cube and vector work of a tile depend on each other (a MIX kernel such as attention:
-  /// the softmax needs the scores, the next product needs the softmax), so they run one after
-  /// the other instead of overlapping.
-  bool cube_vector_serial = false;
   /// Of all bytes read, the share that re-reads data another tile already pulled in (L2 hits).
   double reread_fraction = 0;
   /// Bytes (over all tiles) that re-read data another core already pulled in, e.g. a small
   /// operand every core loads; they hit L2 like reread_fraction.
   double reread_bytes = 0;
+  /// Share of the re-reads that hit L2, when the family knows its reuse pattern (a GEMM: each
+  /// operand panel's reuse distance against the L2 capacity); negative = the generic rule
+  /// min(1, L2 / unique bytes read).
+  double reread_hit_ratio = -1;
   double dup_ratio = 0;  ///< how often indices repeat (conflicts), 0..1
   /// Totals for the OpCost.
   double flops = 0;

@@ -89,7 +89,8 @@ TEST_CASE("the chip's HBM bandwidth caps all cores together", "[mechanism][memor
   CHECK(h.duration_us == Approx(0.428 + 2 * 20.97152 + 1.7));
 }
 
-TEST_CASE("operand re-reads hit L2 only while the operands fit in it", "[mechanism][memory][cube]") {
+TEST_CASE("operand re-reads hit L2 only while their reuse distance fits in it",
+          "[mechanism][memory][cube]") {
   HwSpec hw = toy();
   hw.cube.gm_to_l1_bytes_per_cycle = 1e6;  // per-core paths negligible: the chip cap decides
   hw.cube.l1_to_l0a_bytes_per_cycle = 1e6;
@@ -97,15 +98,29 @@ TEST_CASE("operand re-reads hit L2 only while the operands fit in it", "[mechani
   hw.cube.fixpipe_bytes_per_cycle = 1e6;
   hw.cube.nd2nz_load_factor = 1;
   hw.memory.hbm_bandwidth_gbps = 100;
-  // 2688x256 . 256x256 fp16: 21 tiles each reading A 64 KiB + B 128 KiB = 4128768 B in all;
-  // unique A + B = 1376256 + 131072 = 1507328 B; output 1376256 B.
-  hw.chip.l2_bytes = 1 << 30;  // everything fits: HBM reads only the unique bytes
-  const OpCost fits = predict(op("MatMulV2", "2688,256;256,256", "FLOAT16"), hw);
-  CHECK(fits.duration_us == Approx(0.364 + (1507328 + 1376256) / 100.0 / 1000 + 1.7));
-  hw.chip.l2_bytes = 753664;   // half the unique bytes: half the 2621440 re-read bytes miss
-  const OpCost spills = predict(op("MatMulV2", "2688,256;256,256", "FLOAT16"), hw);
-  CHECK(spills.duration_us ==
-        Approx(0.364 + (1507328 + 0.5 * 2621440 + 1376256) / 100.0 / 1000 + 1.7));
+  SECTION("a wave spanning whole rows: B panels come back after one wave's footprint") {
+    // 2688x256 . 256x256 fp16: 21 tiles (21 M blocks, 1 N block), each reading A 64 KiB +
+    // B 128 KiB; unique A + B = 1376256 + 131072 = 1507328 B; B re-read 20 x 131072 = 2621440 B;
+    // output 1376256 B. 4 cores: a wave holds 4 A panels + 1 B panel = 393216 B.
+    hw.chip.l2_bytes = 1 << 30;  // everything fits: HBM reads only the unique bytes
+    const OpCost fits = predict(op("MatMulV2", "2688,256;256,256", "FLOAT16"), hw);
+    CHECK(fits.duration_us == Approx(0.364 + (1507328 + 1376256) / 100.0 / 1000 + 1.7));
+    hw.chip.l2_bytes = 196608;  // half a wave: half the B re-reads miss
+    const OpCost spills = predict(op("MatMulV2", "2688,256;256,256", "FLOAT16"), hw);
+    CHECK(spills.duration_us ==
+          Approx(0.364 + (1507328 + 0.5 * 2621440 + 1376256) / 100.0 / 1000 + 1.7));
+  }
+  SECTION("rows wider than a wave: a B panel comes back only after the whole row") {
+    // 512x256 . 256x2560 fp16: 4 M blocks x 10 N blocks, 4 cores. A panel 65536 B, B panel
+    // 131072 B. A re-reads 4 x 9 x 65536 = 2359296 B at distance one wave (65536 + 4 x 131072 =
+    // 589824 B); B re-reads 3 x 10 x 131072 = 3932160 B at distance one row (10 x 131072 + 65536
+    // = 1376256 B). An L2 of 688128 B holds the wave (A always hits) and half a row (half the
+    // B re-reads miss). Unique 262144 + 1310720 B, output 2621440 B.
+    hw.chip.l2_bytes = 688128;
+    const OpCost c = predict(op("MatMulV2", "512,256;256,2560", "FLOAT16"), hw);
+    CHECK(c.duration_us ==
+          Approx(0.364 + (1572864 + 0.5 * 3932160 + 2621440) / 100.0 / 1000 + 1.7));
+  }
 }
 
 TEST_CASE("reads that hit L2 move at the L2 rate", "[mechanism][memory]") {
