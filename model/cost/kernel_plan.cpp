@@ -210,7 +210,10 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   cp.memory_us += saturation;
   category[Stage::kMemory] += saturation;
 
-  const double latency = ((in_total > 0 ? hw.memory.read_latency_cycles : 0.0) +
+  // Every kernel starts by reading its tiling data and arguments from GM, so even one with no
+  // tensor input (Fill, ZerosLike) pays a first-read latency: the CANN 8.3 profile's Fill and
+  // ZerosLike of a few elements take 1.4-1.5 us, like the smallest kernels that do read.
+  const double latency = (hw.memory.read_latency_cycles +
                           (out_total > 0 ? hw.memory.write_latency_cycles : 0.0)) / f;
   cp.memory_us += latency;
   category[Stage::kMemory] += latency;

@@ -277,3 +277,15 @@ TEST_CASE("an unknown op type gets the generic model and a named warning", "[mec
   CHECK(warning_texts(c.warnings, "MyCustomFusedOp")[0].find("'MyCustomFusedOp'") !=
         std::string::npos);
 }
+
+TEST_CASE("a kernel with no tensor input still pays the first-read latency of its tiling data",
+          "[mechanism][memory]") {
+  const HwSpec hw = toy();
+  // ZerosLike of one element only writes, but the kernel reads its arguments from GM first:
+  // read + write latency = 1400 + 300 cycles = 1.7 us at 1 GHz, on top of the 0.316 us head.
+  const OpCost c = predict(op("ZerosLike", "1", "FLOAT"), hw, CoreBudget{0, 1});
+  CHECK(c.bytes_in == 0);
+  CHECK(c.critical_path.memory_us >= Approx(1.7));
+  CHECK(c.duration_us >= Approx(0.316 + 1.7));
+  CHECK(c.duration_us < 0.316 + 1.7 + 0.1);  // the write of 32 bytes itself is negligible
+}
