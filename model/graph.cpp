@@ -301,9 +301,6 @@ Graph load_graph_file(const std::filesystem::path& file) {
   return g;
 }
 
-namespace {
-
-// A TOML basic string.
 std::string toml_string(std::string_view s) {
   std::string out = "\"";
   for (const char c : s) {
@@ -333,6 +330,8 @@ std::string toml_string(std::string_view s) {
   }
   return out + "\"";
 }
+
+namespace {
 
 // An attribute value as read_op() stored it: written bare when reading the bare value back gives
 // the same text (integers, plain decimals, booleans), else as a string, so the text round-trips.

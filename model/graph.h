@@ -108,4 +108,7 @@ class Graph {
 /// formats, placements, attributes, `after`, stream, duration_us) in the same order.
 [[nodiscard]] std::string graph_to_toml(const Graph& graph);
 
+/// `s` as a TOML basic string: quoted, with quotes, backslashes and control characters escaped.
+[[nodiscard]] std::string toml_string(std::string_view s);
+
 }  // namespace npusim

@@ -8,31 +8,12 @@
 #include <unordered_map>
 
 #include "model/error.h"
+#include "model/graph.h"
 #include "model/op_desc.h"
 #include "profile/observation.h"
 #include "profile/readers.h"
 
 namespace npusim::profile {
-
-std::string toml_quote(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\u{:04X}", static_cast<unsigned>(static_cast<unsigned char>(c)));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
 
 namespace {
 
@@ -131,7 +112,7 @@ GraphExport graph_from_profile(const ProfileSource& source, std::optional<std::i
                    out.dropped_communication, out.dropped_other, out.dropped_untyped);
   t += "# duration_us is the measured Task Duration; attrs keep block dims and the source line.\n";
   t += "\n[graph]\n";
-  t += fmt::format("name = {}\n", toml_quote(fmt::format(
+  t += fmt::format("name = {}\n", toml_string(fmt::format(
                                       "from {} step {}", source.name,
                                       chosen >= 0 ? std::to_string(chosen) : std::string("all"))));
 
@@ -153,8 +134,8 @@ GraphExport graph_from_profile(const ProfileSource& source, std::optional<std::i
       }
     }
     t += "\n[[graph.op]]\n";
-    t += fmt::format("name = {}\n", toml_quote(o.unique_name));
-    t += fmt::format("type = {}\n", toml_quote(r.type));
+    t += fmt::format("name = {}\n", toml_string(o.unique_name));
+    t += fmt::format("type = {}\n", toml_string(r.type));
     // The graph loader builds an OpDesc from every op: check the profile's text makes one, and
     // write empty shapes (the op then runs for its measured duration) when it does not.
     std::string unusable;
@@ -178,17 +159,17 @@ GraphExport graph_from_profile(const ProfileSource& source, std::optional<std::i
       }
     }
     if (unusable.empty()) {
-      t += fmt::format("shapes = {}\n", toml_quote(r.input_shapes));
-      t += fmt::format("dtypes = {}\n", toml_quote(r.input_dtypes));
-      if (!r.input_formats.empty()) t += fmt::format("formats = {}\n", toml_quote(r.input_formats));
+      t += fmt::format("shapes = {}\n", toml_string(r.input_shapes));
+      t += fmt::format("dtypes = {}\n", toml_string(r.input_dtypes));
+      if (!r.input_formats.empty()) t += fmt::format("formats = {}\n", toml_string(r.input_formats));
       if (!r.output_shapes.empty()) {
-        t += fmt::format("output_shapes = {}\n", toml_quote(r.output_shapes));
+        t += fmt::format("output_shapes = {}\n", toml_string(r.output_shapes));
       }
       if (!r.output_dtypes.empty()) {
-        t += fmt::format("output_dtypes = {}\n", toml_quote(r.output_dtypes));
+        t += fmt::format("output_dtypes = {}\n", toml_string(r.output_dtypes));
       }
       if (!r.output_formats.empty()) {
-        t += fmt::format("output_formats = {}\n", toml_quote(r.output_formats));
+        t += fmt::format("output_formats = {}\n", toml_string(r.output_formats));
       }
     } else {
       ++out.without_shapes;
@@ -198,15 +179,15 @@ GraphExport graph_from_profile(const ProfileSource& source, std::optional<std::i
       t += "shapes = \"\"\ndtypes = \"\"\n";
     }
     const std::string placement = placement_of(r);
-    if (!placement.empty()) t += fmt::format("placement = {}\n", toml_quote(placement));
+    if (!placement.empty()) t += fmt::format("placement = {}\n", toml_string(placement));
     t += "after = [";
-    for (std::size_t i = 0; i < after.size(); ++i) t += (i ? ", " : "") + toml_quote(after[i]);
+    for (std::size_t i = 0; i < after.size(); ++i) t += (i ? ", " : "") + toml_string(after[i]);
     t += "]\n";
     if (r.stream_id >= 0) t += fmt::format("stream = {}\n", r.stream_id);
     t += fmt::format("duration_us = {}\n", toml_float(r.duration_us));
     t += fmt::format("attrs = {{ block_dim = \"{}\"", r.block_dim);
     if (r.mix_block_dim > 0) t += fmt::format(", mix_block_dim = \"{}\"", r.mix_block_dim);
-    if (!r.op_state.empty()) t += fmt::format(", op_state = {}", toml_quote(r.op_state));
+    if (!r.op_state.empty()) t += fmt::format(", op_state = {}", toml_string(r.op_state));
     t += fmt::format(", source_line = \"{}\" }}\n", r.line);
     last_of_stream[r.stream_id] = &o;
     by_end.emplace(r.end_ns(), &o);

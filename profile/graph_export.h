@@ -38,7 +38,6 @@ struct GraphExport {
 [[nodiscard]] GraphExport graph_from_profile(const ProfileSource& source,
                                              std::optional<std::int64_t> step);
 
-/// TOML basic-string escaping ("a\"b").
-[[nodiscard]] std::string toml_quote(const std::string& s);
+
 
 }  // namespace npusim::profile

@@ -11,24 +11,17 @@ here="$(cd "$(dirname "$0")" && pwd)"
 source_dir="$(dirname "$here")"
 npusim_bin="${1:?usage: notebooks_test.sh NPUSIM_BINARY}"
 
-python=""
-for candidate in /usr/bin/python3 python3; do
-  if command -v "$candidate" >/dev/null 2>&1 &&
-     "$candidate" -c 'import pandas, matplotlib' >/dev/null 2>&1; then
-    python="$candidate"
-    break
-  fi
-done
-if [ -z "$python" ]; then
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+status=0
+NPUSIM="$npusim_bin" "$source_dir/notebooks_export/export.sh" "$out" || status=$?
+if [ "$status" -eq 4 ]; then  # export.sh found no python3 with pandas and matplotlib
   echo "skipped: no python3 with pandas and matplotlib (apt-get install python3-pandas python3-matplotlib)"
   exit 77
 fi
+[ "$status" -eq 0 ] || exit "$status"
 
-out="$(mktemp -d)"
-trap 'rm -rf "$out"' EXIT
-NPUSIM="$npusim_bin" "$source_dir/notebooks_export/export.sh" "$out"
-
-"$python" - "$source_dir/notebooks_export" "$out" <<'EOF'
+python3 - "$source_dir/notebooks_export" "$out" <<'EOF'  # stdlib only: any python3
 import re
 import sys
 from pathlib import Path

@@ -108,6 +108,6 @@ TEST_CASE("a step of Level0 rows without op types has nothing to simulate", "[gr
 }
 
 TEST_CASE("TOML strings are escaped", "[graph]") {
-  CHECK(toml_quote("a\"b\\c") == "\"a\\\"b\\\\c\"");
-  CHECK(toml_quote("x\ny") == "\"x\\ny\"");
+  CHECK(npusim::toml_string("a\"b\\c") == "\"a\\\"b\\\\c\"");
+  CHECK(npusim::toml_string("x\ny") == "\"x\\ny\"");
 }
