@@ -23,43 +23,48 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-bool parse_positive(std::string_view s, std::int64_t& out) {
+bool parse_int(std::string_view s, std::int64_t& out) {
   s = trim(s);
   if (s.empty()) return false;
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && ptr == s.data() + s.size() && out > 0;
+  return ec == std::errc() && ptr == s.data() + s.size();
 }
 
 // One dimension of a template: "7", "B", "B*4", "4*B".
 std::int64_t eval_dim(std::string_view dim, std::int64_t batch, const SourcePos& pos) {
   const std::string_view d = trim(dim);
-  auto bad = [&]() -> std::int64_t {
+  const auto t = parse_dim_template(d);
+  if (!t) {
     throw InputError(pos, fmt::format("shape dimension '{}': expected a positive integer, B, "
                                       "B*k or k*B",
                                       d));
-  };
-  if (d == "B") return batch;
-  const std::size_t star = d.find('*');
-  if (star == std::string_view::npos) {
-    // plain integers pass through untouched (make_op validates them); anything else with B is
-    // an expression this syntax does not have
-    return d.find('B') == std::string_view::npos ? -1 : bad();
   }
-  const std::string_view lhs = trim(d.substr(0, star));
-  const std::string_view rhs = trim(d.substr(star + 1));
-  std::int64_t k = 0;
-  if (lhs == "B" && parse_positive(rhs, k)) {
-  } else if (rhs == "B" && parse_positive(lhs, k)) {
-  } else {
-    return bad();
-  }
-  if (k > std::numeric_limits<std::int64_t>::max() / batch) {
+  // plain integers pass through untouched (make_op validates them)
+  if (!t->batch) return -1;
+  if (t->k > std::numeric_limits<std::int64_t>::max() / batch) {
     throw InputError(pos, fmt::format("shape dimension '{}' overflows at batch {}", d, batch));
   }
-  return k * batch;
+  return t->k * batch;
 }
 
 }  // namespace
+
+std::optional<DimTemplate> parse_dim_template(std::string_view dim) noexcept {
+  const std::string_view d = trim(dim);
+  if (d == "B") return DimTemplate{1, true};
+  std::int64_t k = 0;
+  const std::size_t star = d.find('*');
+  if (star == std::string_view::npos) {
+    if (parse_int(d, k)) return DimTemplate{k, false};
+    return std::nullopt;
+  }
+  const std::string_view lhs = trim(d.substr(0, star));
+  const std::string_view rhs = trim(d.substr(star + 1));
+  if ((lhs == "B" && parse_int(rhs, k)) || (rhs == "B" && parse_int(lhs, k))) {
+    if (k > 0) return DimTemplate{k, true};
+  }
+  return std::nullopt;
+}
 
 bool mentions_batch(std::string_view shapes) noexcept {
   return shapes.find('B') != std::string_view::npos;

@@ -86,6 +86,16 @@ class Graph {
   std::vector<bool> batch_dependent_;
 };
 
+/// One dimension of a shape template: k, or k·B when `batch`.
+struct DimTemplate {
+  std::int64_t k = 1;
+  bool batch = false;
+};
+/// The dimension grammar of shape templates, in one place: an integer ("7", any sign: make_op
+/// judges its value), "B", or "B*k" / "k*B" with a positive integer k (spaces allowed around
+/// the parts). nullopt for anything else.
+[[nodiscard]] std::optional<DimTemplate> parse_dim_template(std::string_view dim) noexcept;
+
 /// Replaces the batch symbol in a shape list ("B,4000;400,1" at 8 -> "8,4000;400,1").
 /// Throws InputError at `pos` for a dimension that is neither an integer nor B, B*k, k*B.
 [[nodiscard]] std::string substitute_batch(std::string_view shapes, std::int64_t batch,

@@ -77,19 +77,9 @@ struct DimTerm {
   int b = 0;
 };
 std::optional<DimTerm> dim_term(const std::string& d) {
-  if (d == "B") return DimTerm{1, 1};
-  if (auto v = as_int(d)) return DimTerm{*v, 0};
-  const std::size_t star = d.find('*');
-  if (star == std::string::npos) return std::nullopt;
-  const std::string l = trim(std::string_view(d).substr(0, star));
-  const std::string r = trim(std::string_view(d).substr(star + 1));
-  if (l == "B") {
-    if (auto v = as_int(r)) return DimTerm{*v, 1};
-  }
-  if (r == "B") {
-    if (auto v = as_int(l)) return DimTerm{*v, 1};
-  }
-  return std::nullopt;
+  const auto t = parse_dim_template(d);  // the graph's own dimension grammar
+  if (!t) return std::nullopt;
+  return DimTerm{t->k, t->batch ? 1 : 0};
 }
 std::string dim_text(const DimTerm& t) {
   if (t.b == 0) return std::to_string(t.k);

@@ -31,6 +31,19 @@ TEST_CASE("the batch symbol is replaced in every dimension that mentions it", "[
   CHECK(substitute_batch(" B , 7", 2, kPos) == "2, 7");
 }
 
+TEST_CASE("one grammar reads a template dimension: an integer, B, B*k or k*B", "[graph]") {
+  using npusim::parse_dim_template;
+  CHECK(parse_dim_template("7")->k == 7);
+  CHECK_FALSE(parse_dim_template("7")->batch);
+  CHECK(parse_dim_template(" B ")->batch);
+  CHECK(parse_dim_template("B * 4")->k == 4);
+  CHECK(parse_dim_template("4*B")->batch);
+  CHECK_FALSE(parse_dim_template("B*0"));
+  CHECK_FALSE(parse_dim_template("3*4"));
+  CHECK_FALSE(parse_dim_template("2B"));
+  CHECK_FALSE(parse_dim_template(""));
+}
+
 TEST_CASE("a dimension that is not an integer or a multiple of B is an error at its position",
           "[graph]") {
   try {
