@@ -11,20 +11,15 @@
 #include <unordered_map>
 #include <utility>
 
+#include "model/text.h"
 #include "model/toml_reader.h"
 
 namespace npusim {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 bool parse_int(std::string_view s, std::int64_t& out) {
-  s = trim(s);
+  s = trim_blanks(s);
   if (s.empty()) return false;
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
   return ec == std::errc() && ptr == s.data() + s.size();
@@ -32,7 +27,7 @@ bool parse_int(std::string_view s, std::int64_t& out) {
 
 // One dimension of a template: "7", "B", "B*4", "4*B".
 std::int64_t eval_dim(std::string_view dim, std::int64_t batch, const SourcePos& pos) {
-  const std::string_view d = trim(dim);
+  const std::string_view d = trim_blanks(dim);
   const auto t = parse_dim_template(d);
   if (!t) {
     throw InputError(pos, fmt::format("shape dimension '{}': expected a positive integer, B, "
@@ -50,7 +45,7 @@ std::int64_t eval_dim(std::string_view dim, std::int64_t batch, const SourcePos&
 }  // namespace
 
 std::optional<DimTemplate> parse_dim_template(std::string_view dim) noexcept {
-  const std::string_view d = trim(dim);
+  const std::string_view d = trim_blanks(dim);
   if (d == "B") return DimTemplate{1, true};
   std::int64_t k = 0;
   const std::size_t star = d.find('*');
@@ -58,8 +53,8 @@ std::optional<DimTemplate> parse_dim_template(std::string_view dim) noexcept {
     if (parse_int(d, k)) return DimTemplate{k, false};
     return std::nullopt;
   }
-  const std::string_view lhs = trim(d.substr(0, star));
-  const std::string_view rhs = trim(d.substr(star + 1));
+  const std::string_view lhs = trim_blanks(d.substr(0, star));
+  const std::string_view rhs = trim_blanks(d.substr(star + 1));
   if ((lhs == "B" && parse_int(rhs, k)) || (rhs == "B" && parse_int(lhs, k))) {
     if (k > 0) return DimTemplate{k, true};
   }

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "model/op_table.h"
+#include "model/text.h"
 
 namespace npusim {
 
@@ -21,18 +22,12 @@ const SourcePos kCmd{"<command line>", 0, 0};
 
 // ---- text helpers ---------------------------------------------------------------------------
 
-std::string trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return std::string(s);
-}
-
 std::vector<std::string> split(std::string_view s, char sep) {
   std::vector<std::string> out;
   std::size_t start = 0;
   for (std::size_t i = 0; i <= s.size(); ++i) {
     if (i < s.size() && s[i] != sep) continue;
-    out.push_back(trim(s.substr(start, i - start)));
+    out.emplace_back(trim_blanks(s.substr(start, i - start)));
     start = i + 1;
   }
   return out;

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "model/error.h"
+#include "model/text.h"
 
 namespace npusim::sim {
 
@@ -33,11 +34,7 @@ constexpr std::size_t kMaxGridPoints = 10'000'000;
 // A rate doubled this often and still meeting the P99 is not a Poisson bottleneck any more.
 constexpr int kMaxRateDoublings = 30;
 
-std::string trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return std::string(s);
-}
+std::string trim(std::string_view s) { return std::string(trim_blanks(s)); }
 
 bool is_integer_text(const std::string& s) {
   if (s.empty()) return false;
