@@ -46,6 +46,8 @@ const std::vector<ParamDef>& defs() {
         {"vector.scalar_cycles_per_index", 1, 2000,
          +[](HwSpec& h) { return &h.vector.scalar_cycles_per_index; }},
         {"memory.hbm_efficiency", 0.1, 1.0, +[](HwSpec& h) { return &h.memory.hbm_efficiency; }},
+        {"memory.hbm_write_factor", 0.5, 2.0, +[](HwSpec& h) { return &h.memory.hbm_write_factor; }},
+        {"memory.hbm_turnaround", 0.01, 1.0, +[](HwSpec& h) { return &h.memory.hbm_turnaround; }},
         {"memory.gm_read_bytes_per_cycle", 2, 256,
          +[](HwSpec& h) { return &h.memory.gm_read_bytes_per_cycle; }},
         {"memory.l2_read_bytes_per_cycle", 8, 512,

@@ -181,6 +181,9 @@ void Loader::read_model_sections(TableReader& root, bool overlay) {
     s->number("gm_to_l1_bytes_per_cycle", c.gm_to_l1_bytes_per_cycle, kPositive);
     s->number("nd2nz_load_factor", c.nd2nz_load_factor, kEfficiency);
     s->number("mix_vector_ratio", c.mix_vector_ratio, kPositive);
+    s->integer("nd2nz_inline_max_elements", c.nd2nz_inline_max_elements, 0);
+    s->integer("split_k_min_k", c.split_k_min_k, 0);
+    s->integer("split_k_chunk_bytes", c.split_k_chunk_bytes, 1);
     s->finish();
   }
   if (auto s = section(root, "vector", overlay)) {
@@ -203,12 +206,15 @@ void Loader::read_model_sections(TableReader& root, bool overlay) {
     s->number("scalar_cycles_per_index", v.scalar_cycles_per_index, kPositive);
     s->number("min_bytes_per_core", v.min_bytes_per_core, kPositive);
     s->integer("ub_buffers", v.ub_buffers, 1);
+    s->boolean("bf16_arithmetic", v.bf16_arithmetic);
     s->finish();
   }
   if (auto s = section(root, "memory", overlay)) {
     MemorySpec& m = spec.memory;
     s->number("hbm_bandwidth_gbps", m.hbm_bandwidth_gbps, kPositive);
     s->number("hbm_efficiency", m.hbm_efficiency, kEfficiency);
+    s->number("hbm_write_factor", m.hbm_write_factor, kPositive);
+    s->number("hbm_turnaround", m.hbm_turnaround, kRatio);
     s->number("l2_bandwidth_gbps", m.l2_bandwidth_gbps, kPositive);
     s->number("l2_hit_ratio_default", m.l2_hit_ratio_default, kRatio);
     s->number("gm_read_bytes_per_cycle", m.gm_read_bytes_per_cycle, kPositive);
@@ -474,6 +480,11 @@ double HwSpec::peak_vector_tops_fp16() const noexcept {
 // GB/s = 1e9 B/s = 1e3 B/us.
 double HwSpec::hbm_bytes_per_us() const noexcept {
   return memory.hbm_bandwidth_gbps * memory.hbm_efficiency * 1e3;
+}
+
+double HwSpec::hbm_bus_bytes(double read, double write) const noexcept {
+  const double w = write / memory.hbm_write_factor;
+  return read + w + memory.hbm_turnaround * std::min(read, w);
 }
 
 double HwSpec::l2_bytes_per_us() const noexcept { return memory.l2_bandwidth_gbps * 1e3; }

@@ -73,6 +73,13 @@ struct CubeSpec {
   double gm_to_l1_bytes_per_cycle = 0;   ///< per-core MTE2 rate GM -> L1 (the cube's operand path)
   double nd2nz_load_factor = 0;          ///< MTE2 rate factor when loading ND and converting to NZ
   double mix_vector_ratio = 0;           ///< AIV used per AIC by a MIX kernel (1:2 on 220x)
+  /// An ND operand whose contiguous axis is longer than this is converted to NZ by the vector
+  /// cores in a phase before the GEMM (MatMulV3 V_HEAD_ND2NZ); 0 = never.
+  int nd2nz_inline_max_elements = 0;
+  /// K at or above which a single (unbatched) GEMM runs single-core split-K: each core owns a
+  /// block of rows, walks K in chunks and adds fp32 partials atomically; 0 = never.
+  int split_k_min_k = 0;
+  int split_k_chunk_bytes = 0;  ///< K chunk of one split-K step, in bytes of the operand dtype
 };
 
 /// [vector]: the vector unit of one AIV, and its scalar unit.
@@ -84,12 +91,18 @@ struct VectorSpec {
   double scalar_cycles_per_index = 0;    ///< address computation per gathered/scattered row
   double min_bytes_per_core = 0;         ///< smallest chunk a tiler hands one core
   int ub_buffers = 0;                    ///< UB split for double-buffered in+out tiles
+  /// The vector unit computes on bf16 directly; when false a bf16 kernel converts its operands
+  /// to fp32, computes in fp32 and converts the result back.
+  bool bf16_arithmetic = false;
 };
 
 /// [memory]: global memory, L2 and the per-core DMA engines (MTE2 in, MTE3 out).
 struct MemorySpec {
   double hbm_bandwidth_gbps = 0;          ///< nominal device HBM bandwidth, GB/s (1e9 B/s)
   double hbm_efficiency = 0;              ///< achievable fraction of nominal for streaming
+  double hbm_write_factor = 0;            ///< HBM write rate relative to the read rate
+  double hbm_turnaround = 0;              ///< [0, 1]: bus time lost switching between reads and
+                                          ///< writes, per byte of the smaller of the two streams
   double l2_bandwidth_gbps = 0;           ///< chip L2 bandwidth, GB/s
   double l2_hit_ratio_default = 0;        ///< hit ratio assumed by a lone `predict`, [0, 1]
   double gm_read_bytes_per_cycle = 0;     ///< per-core MTE2 rate from HBM
@@ -168,6 +181,10 @@ struct HwSpec {
   [[nodiscard]] double peak_vector_tops_fp16() const noexcept;
   /// Effective streaming HBM bandwidth, bytes per microsecond.
   [[nodiscard]] double hbm_bytes_per_us() const noexcept;
+  /// HBM bus time of `read` and `write` bytes, in read bytes (hbm_bytes_per_us() moves that many
+  /// per µs): writes at [memory].hbm_write_factor, plus the read-write turnaround, which costs
+  /// hbm_turnaround per byte of the smaller stream (a stream in one direction pays none).
+  [[nodiscard]] double hbm_bus_bytes(double read, double write) const noexcept;
   /// L2 bandwidth, bytes per microsecond.
   [[nodiscard]] double l2_bytes_per_us() const noexcept;
 };

@@ -40,6 +40,32 @@ OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const Pred
     plan.warnings &= ~static_cast<std::uint32_t>(kWarnUnknownOpType);
   }
   OpCost cost = cost::evaluate(plan, hw, budget, c);
+  if (kind.family == OpFamily::kCube) {
+    // MatMulV3's vector-core phases run in the same launch, one after the other with the GEMM:
+    // their time adds, the launch (head) is paid once.
+    const cost::CubePhases ph = cost::plan_cube_phases(op, hw);
+    auto add_phase = [&](const cost::KernelPlan& phase) {
+      const OpCost pc = cost::evaluate(phase, hw, budget, c);
+      const CriticalPath& p = pc.critical_path;
+      CriticalPath& t = cost.critical_path;
+      t.compute_us += p.compute_us;
+      t.memory_us += p.memory_us;
+      t.alignment_us += p.alignment_us;
+      t.conflict_us += p.conflict_us;
+      t.tail_us += p.tail_us;
+      const double phase_us = pc.duration_us - p.head_us;
+      cost.duration_us += phase_us;
+      cost.core_time_us += pc.block_dim * phase_us;
+      cost.bytes_in += pc.bytes_in;
+      cost.bytes_out += pc.bytes_out;
+      // the vector cores' pipes; their MTE2 is not the cube's (a profile reports it as aiv_mte2)
+      cost.pipes.vector_us += pc.pipes.vector_us;
+      cost.pipes.scalar_us += pc.pipes.scalar_us;
+      cost.pipes.mte3_us += pc.pipes.mte3_us;
+    };
+    if (ph.has_head) add_phase(ph.head);
+    if (ph.has_tail) add_phase(ph.tail);
+  }
   if (kind.role == OpRole::kDynamicShape) {
     // the output size still has to reach the host before anything after it can launch
     cost.critical_path.host_us += hw.host.dynamic_shape_sync_us;

@@ -353,7 +353,8 @@ class CardModel final : public EventTarget {
         // What goes through HBM: reads that miss L2 and all writes (the op model's chip
         // bandwidth term), capped at what HBM carries in the memory phase so a lone op keeps
         // exactly its predicted time.
-        t.hbm_bytes = std::min(c.bytes_in * (1 - hit) + c.bytes_out,
+        // (in read-equivalent bytes: the write factor and turnaround as in the op model)
+        t.hbm_bytes = std::min(hw_.hbm_bus_bytes(c.bytes_in * (1 - hit), c.bytes_out),
                                capacity_bytes_per_ns() * static_cast<double>(memory_ns));
       }
       const int bd = std::max(1, c.block_dim);

@@ -205,6 +205,33 @@ Gemm gemm_of_conv(const OpDesc& op) {
 
 namespace {
 
+// How MatMulV3 on the 910B (ops-nn matmul_v3 tiling) runs a plain GEMM: an ND operand whose
+// contiguous axis exceeds the on-the-fly ND->NZ limit is first converted to NZ by the vector
+// cores (V_HEAD_ND2NZ); an unbatched GEMM with K >= SPLIT_K_THRES runs single-core split-K.
+struct GemmMode {
+  bool nd2nz_a = false;
+  bool nd2nz_b = false;
+  bool split_k = false;
+};
+
+GemmMode gemm_mode(const Gemm& g, const OpDesc& op, const HwSpec& hw) noexcept {
+  GemmMode mode;
+  if (op.kind->role != OpRole::kMatMul && op.kind->role != OpRole::kBatchMatMul) return mode;
+  const double limit = hw.cube.nd2nz_inline_max_elements;
+  if (limit > 0) {
+    const double inner_a = g.trans_a ? g.m : g.k;  // the ND operand's last (contiguous) axis
+    const double inner_b = g.trans_b ? g.k : g.n;
+    mode.nd2nz_a = !g.a_nz && inner_a > limit;
+    mode.nd2nz_b = !g.b_nz && inner_b > limit;
+  }
+  mode.split_k = hw.cube.split_k_min_k > 0 && g.batch <= 1 && g.k >= hw.cube.split_k_min_k;
+  return mode;
+}
+
+}  // namespace
+
+namespace {
+
 // Fused attention over Q (B, Sq, N, D) and K/V (B, Sk, Nkv, D). Layouts: 4-D BSND (default) or
 // BNSD (attribute input_layout), 3-D SBH or BSH with the head count from the attribute head_num
 // or from the softmax statistics tensor (B, N, S, 8) that the gradient takes; D defaults to 128.
@@ -326,50 +353,141 @@ KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
   const double mp = round_up(g.m, m0);
   const double np = round_up(g.n, n0);
   const double kp = round_up(g.k, k0);
-  const double tiles_m = std::ceil(mp / hw.cube.tile_m);
-  const double tiles_n = std::ceil(np / hw.cube.tile_n);
-  const double tm = round_up(mp / tiles_m, m0);
-  const double tn = round_up(np / tiles_n, n0);
-  const double tiles = g.batch * tiles_m * tiles_n;
-  p.tiles = static_cast<std::int64_t>(std::min(tiles, 9.0e18));
-
+  const GemmMode mode = gemm_mode(g, op, hw);
   // Each tile issues tm x tn x Kp MACs on the fractal grid; only M N K of them are useful.
   double eff = hw.cube.efficiency;
   if (g.a_nz && g.b_nz) eff *= hw.cube.nz_efficiency;
   eff = std::min(eff, 1.0);
   const double macs_per_cycle = hw.cube.macs_per_cycle_fp16 * cube_rate_factor(g.dtype, hw) * eff;
-  p.cube_cycles = tm * tn * kp / macs_per_cycle;
-  p.cube_efficiency = (g.m * g.n * g.k) / (tiles_m * tm * tiles_n * tn * kp);
   p.flops = 2 * g.batch * g.m * g.n * g.k;
-
-  // Operands GM -> L1. A: tm rows of K (or K rows of tm when transposed); B likewise.
-  const double a_rows = g.trans_a ? g.k : tm;
-  const double a_row_bytes = (g.trans_a ? tm : g.k) * ds * g.a_bytes_per_tile_row_factor;
-  const double b_rows = g.trans_b ? tn : g.k;
-  const double b_row_bytes = (g.trans_b ? g.k : tn) * ds;
-  Transfer ta = row_transfer(a_rows, a_row_bytes, 1, hw);
-  Transfer tb = row_transfer(b_rows, b_row_bytes, 1, hw);
-  const double ra = (g.a_nz ? 1.0 : hw.cube.nd2nz_load_factor) *
+  // An operand converted to NZ beforehand (head phase) loads without the ND->NZ penalty.
+  const bool a_nz = g.a_nz || mode.nd2nz_a;
+  const bool b_nz = g.b_nz || mode.nd2nz_b;
+  const double ra = (a_nz ? 1.0 : hw.cube.nd2nz_load_factor) *
                     (g.trans_a ? hw.cube.transposed_a_efficiency : 1.0);
-  const double rb = g.b_nz ? 1.0 : hw.cube.nd2nz_load_factor;
-  p.in.bytes = ta.bytes + tb.bytes;
-  p.in.padded_bytes = ta.padded_bytes + tb.padded_bytes;
-  p.in.transfers = ta.transfers + tb.transfers;
-  p.in.ideal_transfers = ta.ideal_transfers + tb.ideal_transfers;
-  p.in.rate_factor = p.in.padded_bytes / (ta.padded_bytes / ra + tb.padded_bytes / rb);
-  // Unique operand bytes; every other byte read is a re-read of an operand block through L2.
+  const double rb = b_nz ? 1.0 : hw.cube.nd2nz_load_factor;
   const double a_unique = g.batch * g.m * g.k * ds * g.a_bytes_per_tile_row_factor;
   const double b_unique = (g.b_shared ? 1.0 : g.batch) * g.k * g.n * ds;
-  const double read_total = p.in.padded_bytes * tiles;
-  p.reread_fraction =
-      read_total > 0 ? std::clamp(1.0 - (a_unique + b_unique) / read_total, 0.0, 1.0) : 0.0;
-  p.reread_hit_ratio = gemm_reread_hits(ta.padded_bytes, tb.padded_bytes,
-                                        (g.b_shared ? g.batch : 1) * tiles_m, tiles_n, cores, hw);
-  // L1 -> L0A / L0B on MTE1, results out of L0C through FixPipe.
-  p.mte1_cycles = tm * kp * ds / hw.cube.l1_to_l0a_bytes_per_cycle +
-                  kp * tn * ds / hw.cube.l1_to_l0b_bytes_per_cycle;
+
+  // Output tile of tm x tn over a K range of tk: operand transfers, MTE1 and the cube.
+  auto tile_io = [&](double tm, double tn, double tk, double tiles) {
+    const double a_rows = g.trans_a ? tk : tm;
+    const double a_row_bytes = (g.trans_a ? tm : tk) * ds * g.a_bytes_per_tile_row_factor;
+    const double b_rows = g.trans_b ? tn : tk;
+    const double b_row_bytes = (g.trans_b ? tk : tn) * ds;
+    const Transfer ta = row_transfer(a_rows, a_row_bytes, 1, hw);
+    const Transfer tb = row_transfer(b_rows, b_row_bytes, 1, hw);
+    p.in.bytes = ta.bytes + tb.bytes;
+    p.in.padded_bytes = ta.padded_bytes + tb.padded_bytes;
+    p.in.transfers = ta.transfers + tb.transfers;
+    p.in.ideal_transfers = ta.ideal_transfers + tb.ideal_transfers;
+    p.in.rate_factor = p.in.padded_bytes / (ta.padded_bytes / ra + tb.padded_bytes / rb);
+    // Unique operand bytes; every other byte read is a re-read of an operand block through L2.
+    const double read_total = p.in.padded_bytes * tiles;
+    p.reread_fraction =
+        read_total > 0 ? std::clamp(1.0 - (a_unique + b_unique) / read_total, 0.0, 1.0) : 0.0;
+    p.cube_cycles = tm * tn * tk / macs_per_cycle;
+    // L1 -> L0A / L0B on MTE1.
+    p.mte1_cycles =
+        tm * tk * ds / hw.cube.l1_to_l0a_bytes_per_cycle + tk * tn * ds / hw.cube.l1_to_l0b_bytes_per_cycle;
+    return std::pair{ta.padded_bytes, tb.padded_bytes};
+  };
+
+  const double tiles_m = std::ceil(mp / hw.cube.tile_m);
+  const double tiles_n = std::ceil(np / hw.cube.tile_n);
+  const double tm = round_up(mp / tiles_m, m0);
+  const double tn = round_up(np / tiles_n, n0);
+  if (mode.split_k) {
+    // Single-core split-K: each core owns a block of rows and all of N and walks K in chunks;
+    // for every chunk it runs its base blocks (tm x tn over the chunk) and FixPipe adds each
+    // block's fp32 partial into an M x N workspace (atomic add). The vector cores cast the sum
+    // afterwards (tail phase). All cores work on the same chunk, so the operand re-reads of a
+    // step hit L2 while one step's footprint fits.
+    const double chunk = std::max(k0, std::floor(hw.cube.split_k_chunk_bytes / ds / k0) * k0);
+    const double loop_k = std::ceil(kp / chunk);
+    const double tiles = tiles_m * tiles_n * loop_k;
+    p.tiles = static_cast<std::int64_t>(std::min(tiles, 9.0e18));
+    const auto [a_tile, b_tile] = tile_io(tm, tn, chunk, tiles);
+    p.cube_efficiency = (g.m * g.n * g.k) / (tiles_m * tm * tiles_n * tn * loop_k * chunk);
+    const double step = tiles_m * a_tile + tiles_n * b_tile;
+    p.reread_hit_ratio = step > hw.chip.l2_bytes ? hw.chip.l2_bytes / step : 1.0;
+    p.fixpipe_bytes = tm * tn * 4.0;
+    p.l0c_single_buffer = tm * tn * 4.0 > hw.chip.l0c_bytes / 2;
+    p.fixpipe_in_l2 = g.m * g.n * 4.0 <= hw.chip.l2_bytes;
+    return p;
+  }
+
+  const double tiles = g.batch * tiles_m * tiles_n;
+  p.tiles = static_cast<std::int64_t>(std::min(tiles, 9.0e18));
+  const auto [a_tile, b_tile] = tile_io(tm, tn, kp, tiles);
+  p.cube_efficiency = (g.m * g.n * g.k) / (tiles_m * tm * tiles_n * tn * kp);
+  p.reread_hit_ratio = gemm_reread_hits(a_tile, b_tile, (g.b_shared ? g.batch : 1) * tiles_m,
+                                        tiles_n, cores, hw);
+  // Results out of L0C through FixPipe.
   p.fixpipe_bytes = g.batch * g.m * g.n * out_ds / tiles;
+  p.l0c_single_buffer = tm * tn * 4.0 > hw.chip.l0c_bytes / 2;
   return p;
+}
+
+CubePhases plan_cube_phases(const OpDesc& op, const HwSpec& hw) noexcept {
+  CubePhases ph;
+  const OpRole role = op.kind->role;
+  if (role != OpRole::kMatMul && role != OpRole::kBatchMatMul) return ph;
+  const Gemm g = gemm_of_matmul(op);
+  const GemmMode mode = gemm_mode(g, op, hw);
+  const double ds = dtype_bytes(g.dtype);
+  // UB-sized tiles over the vector cores of the launch.
+  auto tiles_of = [&](double bytes) {
+    return static_cast<double>(vector_tiles(bytes, hw, hw.chip.vector_cores, hw.chip.vector_cores));
+  };
+  if (mode.nd2nz_a || mode.nd2nz_b) {
+    // Read the ND operand, write it back as NZ (both axes padded to the fractal) into a GM
+    // workspace, all through UB by DMA; the GEMM waits for every core (SyncAll). In NZ, each
+    // 32-byte piece of an ND row lands in a different fractal column, so the write-out is one
+    // 32-byte burst per piece, each paying the store's per-transfer cost. (The CANN 8.3 profile's
+    // 4096x151936 bf16 operand: 39 M pieces, 0.97 M per AIV, at 12 cycles each = 7.1 ms at
+    // 1650 MHz; its measured aiv_mte3 is 6.6 ms.)
+    const double m0 = hw.cube.fractal_m;
+    double in = 0, out = 0;
+    if (mode.nd2nz_a) {
+      in += g.batch * g.m * g.k * ds;
+      out += g.batch * round_up(g.m, m0) * round_up(g.k, m0) * ds;
+    }
+    if (mode.nd2nz_b) {
+      in += g.batch * g.k * g.n * ds;
+      out += g.batch * round_up(g.k, m0) * round_up(g.n, m0) * ds;
+    }
+    KernelPlan& h = ph.head;
+    h.unit = Placement::kVector;
+    const double tiles = tiles_of(in);
+    h.tiles = static_cast<std::int64_t>(tiles);
+    h.in = flat_transfer(in, tiles);
+    h.out = flat_transfer(out, tiles);
+    h.out.transfers = h.out.ideal_transfers =
+        std::max(1.0, std::ceil(h.out.bytes / hw.cube.fractal_k_bytes));
+    ph.has_head = true;
+  }
+  if (mode.split_k) {
+    // Cast the fp32 sum (still in L2 when it fits) to the output dtype.
+    const double elements = g.m * g.n;
+    const double in = elements * 4.0;
+    KernelPlan& t = ph.tail;
+    t.unit = Placement::kVector;
+    const double tiles = tiles_of(in);
+    t.tiles = static_cast<std::int64_t>(tiles);
+    t.in = flat_transfer(in, tiles);
+    t.out = flat_transfer(elements * dtype_bytes(g.out_dtype), tiles);
+    if (in <= hw.chip.l2_bytes) {
+      t.reread_fraction = 1.0;
+      t.reread_hit_ratio = 1.0;
+    }
+    t.vector_cycles =
+        std::ceil(in / tiles / hw.vector.repeat_bytes) *
+            hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kConvert)] +
+        hw.vector.api_overhead_cycles;
+    ph.has_tail = true;
+  }
+  return ph;
 }
 
 }  // namespace npusim::cost

@@ -156,6 +156,11 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   const double scal_us = plan.scalar_cycles / f;
   st[kVec] = {vec_us + scal_us, 0, 0, scal_us > vec_us ? Stage::kScalar : Stage::kVector};
   st[kFix] = {plan.fixpipe_bytes / hw.cube.fixpipe_bytes_per_cycle / f, 0, 0, Stage::kMemory};
+  const double fixpipe_busy_us = st[kFix].total();
+  if (plan.l0c_single_buffer) {
+    st[kCube].base += st[kFix].base;
+    st[kFix] = {0, 0, 0, Stage::kMemory};
+  }
 
   int bound_stage = 0;
   double sum_stages = 0;
@@ -204,8 +209,14 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   // error (docs/accuracy.md), so writes go to HBM.
   const double share = std::clamp(ctx.hbm_share, 1e-6, 1.0);
   const double hbm = hw.hbm_bytes_per_us() * share;
-  const double out_total = (plan.out.padded_bytes + plan.fixpipe_bytes) * static_cast<double>(tiles);
-  const double t_chip = (in_total * (1 - h_in) + out_total) / hbm;
+  const double out_total =
+      (plan.out.padded_bytes + (plan.fixpipe_in_l2 ? 0.0 : plan.fixpipe_bytes)) *
+      static_cast<double>(tiles);
+  // Reads and writes share the bus; switching direction costs time, so a kernel that streams both
+  // ways moves less than one that only reads or only writes. The CANN 8.3 profile's rank 0
+  // shows it: 0.88 GB read alone (LpNormV2) at 0.68 TB/s, 1.5 GB written alone (ZerosLike) at
+  // 0.79 TB/s, 0.88 GB each way (Mul) at 0.66 TB/s, where the two alone would give 0.73.
+  const double t_chip = hw.hbm_bus_bytes(in_total * (1 - h_in), out_total) / hbm;
   const double saturation = std::max(0.0, t_chip - t_core);
   cp.memory_us += saturation;
   category[Stage::kMemory] += saturation;
@@ -214,7 +225,7 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   // tensor input (Fill, ZerosLike) pays a first-read latency: the CANN 8.3 profile's Fill and
   // ZerosLike of a few elements take 1.4-1.5 us, like the smallest kernels that do read.
   const double latency = (hw.memory.read_latency_cycles +
-                          (out_total > 0 ? hw.memory.write_latency_cycles : 0.0)) / f;
+                          (out_total > 0 || plan.fixpipe_bytes > 0 ? hw.memory.write_latency_cycles : 0.0)) / f;
   cp.memory_us += latency;
   category[Stage::kMemory] += latency;
   cp.head_us = (hw.overhead.launch_cycles + hw.overhead.per_block_cycles * b) / f;
@@ -236,7 +247,7 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   p.mte1_us = wd * st[kMte1].total();
   p.vector_us = wd * vec_us;
   p.scalar_us = wd * scal_us;
-  p.fixpipe_us = wd * st[kFix].total();
+  p.fixpipe_us = wd * fixpipe_busy_us;
   p.mte2_us = wd * st[kIn].total();
   p.mte3_us = wd * st[kOut].total();
   if (saturation > 0 && p.mte2_us + p.mte3_us > 0) {

@@ -47,6 +47,12 @@ struct KernelPlan {
   /// min(1, L2 / unique bytes read).
   double reread_hit_ratio = -1;
   double dup_ratio = 0;  ///< how often indices repeat (conflicts), 0..1
+  /// FixPipe writes into a workspace that stays in L2 (split-K partials added atomically), so
+  /// its bytes do not count against HBM.
+  bool fixpipe_in_l2 = false;
+  /// The tile's fp32 accumulator fills more than half of L0C, so L0C cannot be double-buffered:
+  /// the next tile's MMAD waits until FixPipe has drained this one (cube and FixPipe in series).
+  bool l0c_single_buffer = false;
   /// Totals for the OpCost.
   double flops = 0;
   double cube_efficiency = 1;
@@ -68,6 +74,18 @@ struct KernelPlan {
 [[nodiscard]] KernelPlan plan_generic(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
 [[nodiscard]] KernelPlan plan_index(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
 [[nodiscard]] KernelPlan plan_sort(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
+
+/// Vector-core phases a cube op runs in the same MIX launch, serialised with its GEMM: MatMulV3
+/// converts an ND operand whose contiguous axis is too long for the on-the-fly ND->NZ load into
+/// an NZ workspace first (head), and after single-core split-K casts the fp32 sum to the output
+/// dtype (tail). Either may be absent.
+struct CubePhases {
+  KernelPlan head;
+  KernelPlan tail;
+  bool has_head = false;
+  bool has_tail = false;
+};
+[[nodiscard]] CubePhases plan_cube_phases(const OpDesc& op, const HwSpec& hw) noexcept;
 
 /// AI CPU and host ops do not run on AI Cores; they are costed directly.
 [[nodiscard]] OpCost cost_aicpu(const OpDesc& op, const HwSpec& hw) noexcept;

@@ -27,14 +27,36 @@ double last_dim(const std::vector<std::int64_t>& s) noexcept {
 
 
 // The scalar unit does the work of passes that have no vector path for the dtype (int64).
+// `bf16_casts` > 0: the data is bf16 and the core has no bf16 arithmetic, so the passes run on
+// fp32 (twice the bytes) and each of the kernel's bf16 tensors is converted once (inputs to
+// fp32, the result back): dav_c220's Add/Sub/Mul/Div/Max/Min take half, float, int16 and int32.
 void add_compute(KernelPlan& p, const OpKindInfo& kind, double tile_bytes, double tile_elements,
-                 bool scalar_fallback, const HwSpec& hw) {
+                 bool scalar_fallback, const HwSpec& hw, int bf16_casts = 0) {
   if (scalar_fallback) {
     p.scalar_cycles += tile_elements * hw.vector.scalar_cycles_per_element * kind.pass_count;
     p.warnings |= kWarnInt64ScalarFallback;
+  } else if (bf16_casts > 0 && !hw.vector.bf16_arithmetic && kind.role != OpRole::kCast) {
+    const double fp32_bytes = tile_elements * 4.0;
+    p.vector_cycles += pass_cycles(kind, fp32_bytes, hw);
+    p.vector_cycles +=
+        bf16_casts *
+        (std::ceil(fp32_bytes / hw.vector.repeat_bytes) *
+             hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kConvert)] +
+         hw.vector.api_overhead_cycles);
   } else {
     p.vector_cycles += pass_cycles(kind, tile_bytes, hw);
   }
+}
+
+// Full-size bf16 tensors of an op with `elements` output elements: those a bf16 kernel converts.
+int bf16_tensors(const OpDesc& op, double elements) {
+  int n = 0;
+  for (const auto* ts : {&op.inputs, &op.outputs}) {
+    for (const auto& t : *ts) {
+      n += t.dtype == DType::kBFloat16 && static_cast<double>(t.elements()) >= elements ? 1 : 0;
+    }
+  }
+  return n;
 }
 
 double unary_cycles(double bytes, const HwSpec& hw) {
@@ -128,7 +150,8 @@ KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexc
     p.out = row_transfer(rows, last * out_ds, nt, hw);
   }
   const bool scalar = any_int64(op.inputs) && !kind.int64_vector;
-  add_compute(p, kind, e * ds / nt, e / nt, scalar, hw);
+  const int casts = bf16_tensors(op, e) + (op.outputs.empty() && out_dtype == DType::kBFloat16);
+  add_compute(p, kind, e * ds / nt, e / nt, scalar, hw, casts);
   p.vector_cycles += broadcast_passes * unary_cycles(e * ds / nt, hw);
   p.tiles = tiles;
   p.flops = e * kind.pass_count;
@@ -189,10 +212,10 @@ KernelPlan plan_reduction(const OpDesc& op, const HwSpec& hw, int cores) noexcep
     const double row_repeats = std::ceil(reduced * ds / hw.vector.repeat_bytes);
     const double tile_bytes = rows * row_repeats * hw.vector.repeat_bytes / nt;
     const bool scalar = is_int64(x.dtype);
-    add_compute(p, kind, tile_bytes, e / nt, scalar, hw);
+    add_compute(p, kind, tile_bytes, e / nt, scalar, hw, bf16_tensors(op, e));
   } else {
     p.in = row_transfer(rows * reduced, inner * ds, nt, hw);
-    add_compute(p, kind, e * ds / nt, e / nt, is_int64(x.dtype), hw);
+    add_compute(p, kind, e * ds / nt, e / nt, is_int64(x.dtype), hw, bf16_tensors(op, e));
   }
   Transfer extra = flat_transfer(extra_in * std::min<double>(cores, nt), nt);
   p.reread_bytes = extra_in * (std::min<double>(cores, nt) - 1);

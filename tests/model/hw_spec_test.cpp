@@ -215,20 +215,21 @@ TEST_CASE("each bad chip file fails with its exact diagnostic", "[hw_spec][bad]"
       {"hw_out_of_range.toml",
        ":27:14: error: [cube].efficiency: expected a number in (0, 1], got 1.7"},
       {"hw_nan.toml",
-       ":70:18: error: [memory].hbm_efficiency: expected a finite number in (0, 1], got nan"},
+       ":74:18: error: [memory].hbm_efficiency: expected a finite number in (0, 1], got nan"},
       {"hw_unknown_key.toml",
        ":29:1: error: [cube]: unknown key 'eficiency'; accepted keys: efficiency, "
        "fixpipe_bytes_per_cycle, fp32_rate_factor, fractal_k_bytes, fractal_m, fractal_n, "
        "gm_to_l1_bytes_per_cycle, int8_rate_factor, l1_to_l0a_bytes_per_cycle, "
-       "l1_to_l0b_bytes_per_cycle, macs_per_cycle_fp16, mix_vector_ratio, nd2nz_load_factor, "
-       "nz_efficiency, tile_m, tile_n, transposed_a_efficiency"},
+       "l1_to_l0b_bytes_per_cycle, macs_per_cycle_fp16, mix_vector_ratio, "
+       "nd2nz_inline_max_elements, nd2nz_load_factor, nz_efficiency, split_k_chunk_bytes, "
+       "split_k_min_k, tile_m, tile_n, transposed_a_efficiency"},
       {"hw_unknown_section.toml",
-       ":107:2: error: top level: unknown key 'cubee'; accepted keys: aicpu, chip, cube, host, "
+       ":113:2: error: top level: unknown key 'cubee'; accepted keys: aicpu, chip, cube, host, "
        "memory, overhead, pcie, vector"},
       {"hw_missing_key.toml", ":3:1: error: [chip]: missing required key 'freq_mhz'"},
       {"hw_missing_section.toml", ":1:1: error: top level: missing required table [pcie]"},
       {"hw_missing_cycles_class.toml",
-       ":52:1: error: [vector.cycles_per_repeat]: missing required key 'erf'"},
+       ":56:1: error: [vector.cycles_per_repeat]: missing required key 'erf'"},
       {"hw_name_mismatch.toml",
        ":4:8: error: [chip].name: must equal the file name stem 'hw_name_mismatch', got "
        "'ascend910b3'"},
@@ -260,8 +261,9 @@ TEST_CASE("each bad overlay fails at its own file and line", "[hw_spec][bad][ove
       {"hw_overlay_unknown_key.toml",
        ":3:1: error: [memory]: unknown key 'hbm_eficiency'; accepted keys: block_bytes, "
        "gm_read_bytes_per_cycle, gm_write_bytes_per_cycle, hbm_bandwidth_gbps, hbm_efficiency, "
-       "l2_bandwidth_gbps, l2_hit_ratio_default, l2_read_bytes_per_cycle, mte2_setup_cycles, "
-       "mte3_setup_cycles, read_latency_cycles, write_latency_cycles"},
+       "hbm_turnaround, hbm_write_factor, l2_bandwidth_gbps, l2_hit_ratio_default, "
+       "l2_read_bytes_per_cycle, mte2_setup_cycles, mte3_setup_cycles, read_latency_cycles, "
+       "write_latency_cycles"},
       {"hw_overlay_with_chip.toml",
        ":5:1: error: [chip]: an overlay cannot change the chip itself (a file with [chip] is a hw "
        "spec, not an overlay)"},

@@ -34,6 +34,8 @@ HwSpec toy() {
   hw.memory.block_bytes = 32;
   hw.memory.hbm_bandwidth_gbps = 100000;  // no chip cap unless a test lowers it
   hw.memory.hbm_efficiency = 1;
+  hw.memory.hbm_write_factor = 1;
+  hw.memory.hbm_turnaround = 0;  // the turnaround test sets its own
   hw.memory.l2_bandwidth_gbps = 100000;
   hw.memory.l2_hit_ratio_default = 0;
   hw.overhead.launch_cycles = 300;
@@ -167,7 +169,9 @@ TEST_CASE("a cube-bound GEMM runs its base blocks in waves and the last partial 
   CHECK(c.tiles == 21);
   CHECK(c.block_dim == 4);
   CHECK(c.waves == 6);
-  CHECK(c.pipes.cube_us == Approx(6 * 2.048));
+  // (FixPipe's 64 KiB per tile at 1e6 B/cycle adds 0.07 cycles: L0C holds one 128x256 fp32
+  // tile, so it runs in series with the cube)
+  CHECK(c.pipes.cube_us == Approx(6 * 2.048).epsilon(1e-4));
   CHECK(c.critical_path.tail_us == Approx(0.75 * 2.048).epsilon(1e-3));
   CHECK(c.bound == Bound::kCube);
   // 20 tiles on 4 cores: no tail
@@ -288,4 +292,75 @@ TEST_CASE("a kernel with no tensor input still pays the first-read latency of it
   CHECK(c.critical_path.memory_us >= Approx(1.7));
   CHECK(c.duration_us >= Approx(0.316 + 1.7));
   CHECK(c.duration_us < 0.316 + 1.7 + 0.1);  // the write of 32 bytes itself is negligible
+}
+
+TEST_CASE("streams in both directions lose HBM time to read-write turnaround; one direction none",
+          "[mechanism][memory]") {
+  HwSpec hw = toy();
+  hw.memory.hbm_bandwidth_gbps = 100;  // 100 B/ns: the chip cap decides
+  hw.chip.l2_bytes = 0;
+  hw.memory.hbm_turnaround = 0.5;
+  // TensorMove 1 MiB in + 1 MiB out: 1048576 + 1048576 + 0.5 x 1048576 = 2621440 B of bus time
+  // = 26214.4 ns; head 300 + 16 x 8 = 428 ns; latency 1700 ns.
+  const OpCost both = predict(op("TensorMove", "262144", "FLOAT"), hw);
+  CHECK(both.duration_us == Approx(0.428 + 26.2144 + 1.7));
+  // ZerosLike only writes 1 MiB: no turnaround, 10485.76 ns.
+  const OpCost one = predict(op("ZerosLike", "262144", "FLOAT"), hw);
+  CHECK(one.duration_us == Approx(0.428 + 10.48576 + 1.7));
+  // writes twice as fast as reads: the write half and the turnaround it bounds both halve
+  hw.memory.hbm_write_factor = 2;
+  CHECK(predict(op("TensorMove", "262144", "FLOAT"), hw).duration_us ==
+        Approx(0.428 + (1048576 + 524288 + 0.5 * 524288) / 100.0 / 1000 + 1.7));
+}
+
+TEST_CASE("bf16 arithmetic runs in fp32 with a conversion per bf16 tensor when the core lacks it",
+          "[mechanism][dtype]") {
+  HwSpec hw = toy();
+  // Add of two 8192-element tensors on one core (one UB tile). fp16: 16384 B = 64 repeats x 2
+  // cycles (binary) = 128 ns. bf16 without bf16 arithmetic: the add runs on 32768 B of fp32 =
+  // 128 repeats x 2 = 256 cycles, plus 3 conversions (two inputs, the output) of 128 repeats x
+  // 1 cycle = 384: 640 ns.
+  const CoreBudget one_core{0, 1};
+  CHECK(predict(op("Add", "8192;8192", "FLOAT16"), hw, one_core).pipes.vector_us ==
+        Approx(0.128));
+  CHECK(predict(op("Add", "8192;8192", "BF16"), hw, one_core).pipes.vector_us == Approx(0.640));
+  // a Cast is the conversion itself: no extra passes
+  const OpCost cast = predict(op("Cast", "8192", "BF16", {{"dst_type", "FLOAT"}}), hw, one_core);
+  CHECK(cast.pipes.vector_us == Approx(0.128));  // 32768 B (the wider dtype) / 256 x 1 cycle
+  hw.vector.bf16_arithmetic = true;
+  CHECK(predict(op("Add", "8192;8192", "BF16"), hw, one_core).pipes.vector_us == Approx(0.128));
+}
+
+TEST_CASE("a long-K GEMM converts its long ND operand first, runs split-K and casts the fp32 sum",
+          "[mechanism][cube]") {
+  HwSpec hw = toy();
+  hw.cube.nd2nz_inline_max_elements = 512;  // toy thresholds (the 910B's are 65535 and 27392)
+  hw.cube.split_k_min_k = 1024;
+  hw.cube.split_k_chunk_bytes = 512;  // 256 fp16 elements of K per step
+  hw.cube.gm_to_l1_bytes_per_cycle = 1e6;
+  hw.cube.l1_to_l0a_bytes_per_cycle = 1e6;
+  hw.cube.l1_to_l0b_bytes_per_cycle = 1e6;
+  hw.cube.nd2nz_load_factor = 1;
+  hw.cube.fixpipe_bytes_per_cycle = 128;
+  hw.memory.gm_read_bytes_per_cycle = 1e6;
+  hw.memory.gm_write_bytes_per_cycle = 1e6;
+  // 256x1024 . 1024x256 fp16: A's contiguous axis (K = 1024) exceeds 512, so the vector cores
+  // convert A to NZ first; K >= 1024 runs split-K: 2 M blocks x 1 N block x 4 K steps = 8 tiles
+  // on 4 cores (2 waves). Each tile: cube 128 x 256 x 256 / 4096 = 2048 cycles, then FixPipe
+  // adds its 128 x 256 fp32 partial (131072 B / 128 = 1024 cycles); the partial fills L0C, so
+  // the two run in series.
+  const OpCost c = predict(op("MatMulV3", "256,1024;1024,256", "FLOAT16"), hw);
+  CHECK(c.tiles == 8);
+  CHECK(c.waves == 2);
+  CHECK(c.pipes.cube_us == Approx(2 * (2.048 + 1.024)));
+  CHECK(c.pipes.fixpipe_us == Approx(2 * 1.024));
+  // The head phase writes A (524288 B) as NZ in 32-byte pieces: 16 UB tiles of 32768 B over 8
+  // cores, 1024 pieces each at 12 cycles = 12288 ns per tile, 2 per core. The tail writes the
+  // bf16 result, 8 tiles of 16384 B, one DMA of 12 cycles each.
+  CHECK(c.pipes.mte3_us == Approx(2 * 12.288 + 0.012));
+  CHECK(c.bytes_out == Approx(524288 + 131072));  // the NZ copy and the result; partials stay in L2
+  // Below both thresholds the same GEMM is one plain kernel: 2 tiles of the whole K, no phases.
+  const OpCost plain = predict(op("MatMulV3", "256,512;512,256", "FLOAT16"), hw);
+  CHECK(plain.tiles == 2);
+  CHECK(plain.pipes.mte3_us == 0);
 }

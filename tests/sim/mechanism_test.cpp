@@ -47,7 +47,8 @@ TEST_CASE("an op that finds fewer free cores than its block dim runs more waves"
 
 namespace {
 // The op's timing as the card model derives it from predict() (docs/scenarios.md): device time
-// minus host part; the memory phase moves the L2 misses and the writes through HBM.
+// minus host part; the memory phase moves the L2 misses and the writes through HBM (in bus
+// bytes: the write factor and read-write turnaround of HwSpec::hbm_bus_bytes).
 struct Derived {
   npusim::sim::TimeNs memory_ns;
   npusim::sim::TimeNs compute_ns;
@@ -62,7 +63,8 @@ Derived derive(const npusim::OpDesc& op, const npusim::HwSpec& hw, double hit) {
   const double capacity = hw.hbm_bytes_per_us() / 1e3;
   return {
       memory_ns, npusim::sim::us_to_ns(device_us) - memory_ns,
-      std::min(c.bytes_in * (1 - hit) + c.bytes_out, capacity * static_cast<double>(memory_ns))};
+      std::min(hw.hbm_bus_bytes(c.bytes_in * (1 - hit), c.bytes_out),
+               capacity * static_cast<double>(memory_ns))};
 }
 }  // namespace
 
