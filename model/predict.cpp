@@ -34,6 +34,14 @@ OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const Pred
     }
     return cost::plan_generic(op, hw, cores);
   }();
+  // Tensor streams in and out (a one-element operand is read by the scalar unit, not a DMA).
+  auto tensors = [](const std::vector<TensorDesc>& ts) {
+    int n = 0;
+    for (const auto& t : ts) n += t.elements() > 1 ? 1 : 0;
+    return std::max(1, n);
+  };
+  plan.read_streams = tensors(op.inputs);
+  plan.write_streams = tensors(op.outputs);
   if (kind.family == OpFamily::kGeneric) {
     plan.warnings |= kWarnUnknownOpType;
   } else {

@@ -224,8 +224,13 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   // Every kernel starts by reading its tiling data and arguments from GM, so even one with no
   // tensor input (Fill, ZerosLike) pays a first-read latency: the CANN 8.3 profile's Fill and
   // ZerosLike of a few elements take 1.4-1.5 us, like the smallest kernels that do read.
-  const double latency = (hw.memory.read_latency_cycles +
-                          (out_total > 0 || plan.fixpipe_bytes > 0 ? hw.memory.write_latency_cycles : 0.0)) / f;
+  // MTE2 and MTE3 are in-order queues, so each tensor stream's first transfer waits out its own
+  // latency: in the CANN 8.3 profile a one-block Add of two 128- or 1024-element tensors spends
+  // 0.54-0.60 us more on the core (aiv_time) than a Cast of one, whose pipes are as idle.
+  const double rs = std::max(1, plan.read_streams);
+  const double ws = std::max(1, plan.write_streams);
+  const double latency = (hw.memory.read_latency_cycles * rs +
+                          (out_total > 0 || plan.fixpipe_bytes > 0 ? hw.memory.write_latency_cycles * ws : 0.0)) / f;
   cp.memory_us += latency;
   category[Stage::kMemory] += latency;
   cp.head_us = (hw.overhead.launch_cycles + hw.overhead.per_block_cycles * b) / f;

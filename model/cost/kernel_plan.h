@@ -47,6 +47,10 @@ struct KernelPlan {
   /// min(1, L2 / unique bytes read).
   double reread_hit_ratio = -1;
   double dup_ratio = 0;  ///< how often indices repeat (conflicts), 0..1
+  /// Tensors the kernel reads and writes (at least one each way when it moves data): MTE2 and
+  /// MTE3 are in-order queues, so the first transfer of each stream waits out its own latency.
+  int read_streams = 1;
+  int write_streams = 1;
   /// FixPipe writes into a workspace that stays in L2 (split-K partials added atomically), so
   /// its bytes do not count against HBM.
   bool fixpipe_in_l2 = false;

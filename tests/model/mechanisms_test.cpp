@@ -100,17 +100,18 @@ TEST_CASE("operand re-reads hit L2 only while their reuse distance fits in it",
   hw.cube.fixpipe_bytes_per_cycle = 1e6;
   hw.cube.nd2nz_load_factor = 1;
   hw.memory.hbm_bandwidth_gbps = 100;
+  // Latency: A and B are two read streams (2 x 1400) and the result one write (300): 3.1 us.
   SECTION("a wave spanning whole rows: B panels come back after one wave's footprint") {
     // 2688x256 . 256x256 fp16: 21 tiles (21 M blocks, 1 N block), each reading A 64 KiB +
     // B 128 KiB; unique A + B = 1376256 + 131072 = 1507328 B; B re-read 20 x 131072 = 2621440 B;
     // output 1376256 B. 4 cores: a wave holds 4 A panels + 1 B panel = 393216 B.
     hw.chip.l2_bytes = 1 << 30;  // everything fits: HBM reads only the unique bytes
     const OpCost fits = predict(op("MatMulV2", "2688,256;256,256", "FLOAT16"), hw);
-    CHECK(fits.duration_us == Approx(0.364 + (1507328 + 1376256) / 100.0 / 1000 + 1.7));
+    CHECK(fits.duration_us == Approx(0.364 + (1507328 + 1376256) / 100.0 / 1000 + 3.1));
     hw.chip.l2_bytes = 196608;  // half a wave: half the B re-reads miss
     const OpCost spills = predict(op("MatMulV2", "2688,256;256,256", "FLOAT16"), hw);
     CHECK(spills.duration_us ==
-          Approx(0.364 + (1507328 + 0.5 * 2621440 + 1376256) / 100.0 / 1000 + 1.7));
+          Approx(0.364 + (1507328 + 0.5 * 2621440 + 1376256) / 100.0 / 1000 + 3.1));
   }
   SECTION("rows wider than a wave: a B panel comes back only after the whole row") {
     // 512x256 . 256x2560 fp16: 4 M blocks x 10 N blocks, 4 cores. A panel 65536 B, B panel
@@ -121,7 +122,7 @@ TEST_CASE("operand re-reads hit L2 only while their reuse distance fits in it",
     hw.chip.l2_bytes = 688128;
     const OpCost c = predict(op("MatMulV2", "512,256;256,2560", "FLOAT16"), hw);
     CHECK(c.duration_us ==
-          Approx(0.364 + (1572864 + 0.5 * 3932160 + 2621440) / 100.0 / 1000 + 1.7));
+          Approx(0.364 + (1572864 + 0.5 * 3932160 + 2621440) / 100.0 / 1000 + 3.1));
   }
 }
 
@@ -363,4 +364,21 @@ TEST_CASE("a long-K GEMM converts its long ND operand first, runs split-K and ca
   const OpCost plain = predict(op("MatMulV3", "256,512;512,256", "FLOAT16"), hw);
   CHECK(plain.tiles == 2);
   CHECK(plain.pipes.mte3_us == 0);
+}
+
+TEST_CASE("each tensor a kernel reads or writes waits out its own first-transfer latency",
+          "[mechanism][memory]") {
+  const HwSpec hw = toy();
+  const CoreBudget one_core{0, 1};
+  // Cast of 16 fp16 elements reads one tensor and writes one: latency 1400 + 300 cycles, plus the
+  // two DMAs (32/32 + 27 in, 64/64 + 12 out): 1741 ns.
+  const OpCost one = predict(op("Cast", "16", "FLOAT16", {{"dst_type", "FLOAT"}}), hw, one_core);
+  CHECK(one.critical_path.memory_us == Approx(1.741));
+  // Add of two 16-element tensors: two reads queue on MTE2, 2 x 1400 + 300, plus two DMAs in
+  // (64/32 + 2 x 27) and one out (32/64 + 12): 3168.5 ns.
+  const OpCost two = predict(op("Add", "16;16", "FLOAT16"), hw, one_core);
+  CHECK(two.critical_path.memory_us == Approx(3.1685));
+  // A one-element operand is read by the scalar unit, not a DMA stream: one latency, as the Cast.
+  const OpCost scalar = predict(op("Add", "16;1", "FLOAT16"), hw, one_core);
+  CHECK(scalar.critical_path.memory_us < one.critical_path.memory_us + 0.1);
 }
