@@ -48,6 +48,7 @@ const std::vector<ParamDef>& defs() {
         {"memory.hbm_efficiency", 0.1, 1.0, +[](HwSpec& h) { return &h.memory.hbm_efficiency; }},
         {"memory.hbm_write_factor", 0.5, 2.0, +[](HwSpec& h) { return &h.memory.hbm_write_factor; }},
         {"memory.hbm_turnaround", 0.01, 1.0, +[](HwSpec& h) { return &h.memory.hbm_turnaround; }},
+        {"memory.l2_efficiency", 0.1, 1.0, +[](HwSpec& h) { return &h.memory.l2_efficiency; }},
         {"memory.gm_read_bytes_per_cycle", 2, 256,
          +[](HwSpec& h) { return &h.memory.gm_read_bytes_per_cycle; }},
         {"memory.l2_read_bytes_per_cycle", 8, 512,

@@ -216,6 +216,7 @@ void Loader::read_model_sections(TableReader& root, bool overlay) {
     s->number("hbm_write_factor", m.hbm_write_factor, kPositive);
     s->number("hbm_turnaround", m.hbm_turnaround, kRatio);
     s->number("l2_bandwidth_gbps", m.l2_bandwidth_gbps, kPositive);
+    s->number("l2_efficiency", m.l2_efficiency, kEfficiency);
     s->number("l2_hit_ratio_default", m.l2_hit_ratio_default, kRatio);
     s->number("gm_read_bytes_per_cycle", m.gm_read_bytes_per_cycle, kPositive);
     s->number("l2_read_bytes_per_cycle", m.l2_read_bytes_per_cycle, kPositive);
@@ -487,7 +488,9 @@ double HwSpec::hbm_bus_bytes(double read, double write) const noexcept {
   return read + w + memory.hbm_turnaround * std::min(read, w);
 }
 
-double HwSpec::l2_bytes_per_us() const noexcept { return memory.l2_bandwidth_gbps * 1e3; }
+double HwSpec::l2_bytes_per_us() const noexcept {
+  return memory.l2_bandwidth_gbps * memory.l2_efficiency * 1e3;
+}
 
 HwSpec load_hw_spec(const fs::path& file, const std::vector<fs::path>& overlays) {
   Loader loader;

@@ -104,6 +104,7 @@ struct MemorySpec {
   double hbm_turnaround = 0;              ///< [0, 1]: bus time lost switching between reads and
                                           ///< writes, per byte of the smaller of the two streams
   double l2_bandwidth_gbps = 0;           ///< chip L2 bandwidth, GB/s
+  double l2_efficiency = 0;               ///< achievable fraction of it, all cores together
   double l2_hit_ratio_default = 0;        ///< hit ratio assumed by a lone `predict`, [0, 1]
   double gm_read_bytes_per_cycle = 0;     ///< per-core MTE2 rate from HBM
   double l2_read_bytes_per_cycle = 0;     ///< per-core MTE2 rate on an L2 hit

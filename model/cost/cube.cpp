@@ -414,6 +414,7 @@ KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
     p.fixpipe_bytes = tm * tn * 4.0;
     p.l0c_single_buffer = tm * tn * 4.0 > hw.chip.l0c_bytes / 2;
     p.fixpipe_in_l2 = g.m * g.n * 4.0 <= hw.chip.l2_bytes;
+    p.fixpipe_atomic = true;
     return p;
   }
 

@@ -155,7 +155,9 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   const double vec_us = plan.vector_cycles / f;
   const double scal_us = plan.scalar_cycles / f;
   st[kVec] = {vec_us + scal_us, 0, 0, scal_us > vec_us ? Stage::kScalar : Stage::kVector};
-  st[kFix] = {plan.fixpipe_bytes / hw.cube.fixpipe_bytes_per_cycle / f, 0, 0, Stage::kMemory};
+  // An atomic add reads each destination byte back before writing it: twice the traffic.
+  const double fix_traffic = plan.fixpipe_bytes * (plan.fixpipe_atomic ? 2.0 : 1.0);
+  st[kFix] = {fix_traffic / hw.cube.fixpipe_bytes_per_cycle / f, 0, 0, Stage::kMemory};
   const double fixpipe_busy_us = st[kFix].total();
   if (plan.l0c_single_buffer) {
     st[kCube].base += st[kFix].base;
@@ -217,7 +219,13 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   // shows it: 0.88 GB read alone (LpNormV2) at 0.68 TB/s, 1.5 GB written alone (ZerosLike) at
   // 0.79 TB/s, 0.88 GB each way (Mul) at 0.66 TB/s, where the two alone would give 0.73.
   const double t_chip = hw.hbm_bus_bytes(in_total * (1 - h_in), out_total) / hbm;
-  const double saturation = std::max(0.0, t_chip - t_core);
+  // Every byte read or written passes through the chip's L2, whose bandwidth all cores share: a
+  // kernel whose operands all hit L2 is still capped there (split-K GEMMs re-reading their
+  // operand chunks, copies of tensors just produced).
+  const double l2_total =
+      in_total + (plan.out.padded_bytes + fix_traffic) * static_cast<double>(tiles);
+  const double t_l2 = l2_total / (hw.l2_bytes_per_us() * share);
+  const double saturation = std::max(0.0, std::max(t_chip, t_l2) - t_core);
   cp.memory_us += saturation;
   category[Stage::kMemory] += saturation;
 

@@ -54,6 +54,9 @@ struct KernelPlan {
   /// FixPipe writes into a workspace that stays in L2 (split-K partials added atomically), so
   /// its bytes do not count against HBM.
   bool fixpipe_in_l2 = false;
+  /// FixPipe adds into its destination (atomic add): each byte is read back and written, twice
+  /// the traffic of a plain write-out.
+  bool fixpipe_atomic = false;
   /// The tile's fp32 accumulator fills more than half of L0C, so L0C cannot be double-buffered:
   /// the next tile's MMAD waits until FixPipe has drained this one (cube and FixPipe in series).
   bool l0c_single_buffer = false;

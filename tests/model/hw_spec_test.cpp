@@ -121,9 +121,9 @@ TEST_CASE("the 910B3 file holds the INI81 memory sizes and rates", "[hw_spec]") 
 
 TEST_CASE("derived rates follow their documented formulas", "[hw_spec]") {
   const HwSpec s = load_hw_spec(kHwDir / "ascend910b3.toml");
-  // 1600 GB/s x 0.79 = 1264 GB/s = 1'264'000 B/us; L2 8000 GB/s = 8'000'000 B/us.
+  // 1600 GB/s x 0.79 = 1264 GB/s = 1'264'000 B/us; L2 8000 GB/s x 0.35 = 2'800'000 B/us.
   CHECK(s.hbm_bytes_per_us() == Approx(1264000.0));
-  CHECK(s.l2_bytes_per_us() == Approx(8000000.0));
+  CHECK(s.l2_bytes_per_us() == Approx(2800000.0));
   // 40 AIV x 128 fp16 lanes / 2 cycles per binary repeat x 1.8e9 Hz = 4.608e12 op/s.
   CHECK(s.peak_vector_tops_fp16() == Approx(4.608));
   // The 310P3's effective bandwidth: 204 GB/s x 0.79 = 161.16 GB/s.
@@ -224,7 +224,7 @@ TEST_CASE("each bad chip file fails with its exact diagnostic", "[hw_spec][bad]"
        "nd2nz_inline_max_elements, nd2nz_load_factor, nz_efficiency, split_k_chunk_bytes, "
        "split_k_min_k, tile_m, tile_n, transposed_a_efficiency"},
       {"hw_unknown_section.toml",
-       ":113:2: error: top level: unknown key 'cubee'; accepted keys: aicpu, chip, cube, host, "
+       ":114:2: error: top level: unknown key 'cubee'; accepted keys: aicpu, chip, cube, host, "
        "memory, overhead, pcie, vector"},
       {"hw_missing_key.toml", ":3:1: error: [chip]: missing required key 'freq_mhz'"},
       {"hw_missing_section.toml", ":1:1: error: top level: missing required table [pcie]"},
@@ -261,9 +261,9 @@ TEST_CASE("each bad overlay fails at its own file and line", "[hw_spec][bad][ove
       {"hw_overlay_unknown_key.toml",
        ":3:1: error: [memory]: unknown key 'hbm_eficiency'; accepted keys: block_bytes, "
        "gm_read_bytes_per_cycle, gm_write_bytes_per_cycle, hbm_bandwidth_gbps, hbm_efficiency, "
-       "hbm_turnaround, hbm_write_factor, l2_bandwidth_gbps, l2_hit_ratio_default, "
-       "l2_read_bytes_per_cycle, mte2_setup_cycles, mte3_setup_cycles, read_latency_cycles, "
-       "write_latency_cycles"},
+       "hbm_turnaround, hbm_write_factor, l2_bandwidth_gbps, l2_efficiency, "
+       "l2_hit_ratio_default, l2_read_bytes_per_cycle, mte2_setup_cycles, mte3_setup_cycles, "
+       "read_latency_cycles, write_latency_cycles"},
       {"hw_overlay_with_chip.toml",
        ":5:1: error: [chip]: an overlay cannot change the chip itself (a file with [chip] is a hw "
        "spec, not an overlay)"},

@@ -348,13 +348,13 @@ TEST_CASE("a long-K GEMM converts its long ND operand first, runs split-K and ca
   // 256x1024 . 1024x256 fp16: A's contiguous axis (K = 1024) exceeds 512, so the vector cores
   // convert A to NZ first; K >= 1024 runs split-K: 2 M blocks x 1 N block x 4 K steps = 8 tiles
   // on 4 cores (2 waves). Each tile: cube 128 x 256 x 256 / 4096 = 2048 cycles, then FixPipe
-  // adds its 128 x 256 fp32 partial (131072 B / 128 = 1024 cycles); the partial fills L0C, so
-  // the two run in series.
+  // adds its 128 x 256 fp32 partial atomically: 131072 B read back and written, 2 x 131072 / 128
+  // = 2048 cycles; the partial fills L0C, so the two run in series.
   const OpCost c = predict(op("MatMulV3", "256,1024;1024,256", "FLOAT16"), hw);
   CHECK(c.tiles == 8);
   CHECK(c.waves == 2);
-  CHECK(c.pipes.cube_us == Approx(2 * (2.048 + 1.024)));
-  CHECK(c.pipes.fixpipe_us == Approx(2 * 1.024));
+  CHECK(c.pipes.cube_us == Approx(2 * (2.048 + 2.048)));
+  CHECK(c.pipes.fixpipe_us == Approx(2 * 2.048));
   // The head phase writes A (524288 B) as NZ in 32-byte pieces: 16 UB tiles of 32768 B over 8
   // cores, 1024 pieces each at 12 cycles = 12288 ns per tile, 2 per core. The tail writes the
   // bf16 result, 8 tiles of 16384 B, one DMA of 12 cycles each.
@@ -381,4 +381,19 @@ TEST_CASE("each tensor a kernel reads or writes waits out its own first-transfer
   // A one-element operand is read by the scalar unit, not a DMA stream: one latency, as the Cast.
   const OpCost scalar = predict(op("Add", "16;1", "FLOAT16"), hw, one_core);
   CHECK(scalar.critical_path.memory_us < one.critical_path.memory_us + 0.1);
+}
+
+TEST_CASE("all traffic passes through the chip's L2, whose bandwidth the cores share",
+          "[mechanism][memory]") {
+  HwSpec hw = toy();
+  PredictContext hit;
+  hit.l2_hit_ratio = 1;  // every read hits L2: HBM sees only the write
+  hw.memory.l2_bandwidth_gbps = 200;
+  hw.memory.l2_efficiency = 0.5;  // 100 B/ns for 8 cores that could move far more
+  // TensorMove 1 MiB in + 1 MiB out through L2 at 100 B/ns = 20971.52 ns; head 428, latency 1700.
+  const OpCost c = predict(op("TensorMove", "262144", "FLOAT"), hw, {}, hit);
+  CHECK(c.duration_us == Approx(0.428 + 20.97152 + 1.7));
+  hw.memory.l2_efficiency = 1;  // twice the bandwidth: the cap halves
+  CHECK(predict(op("TensorMove", "262144", "FLOAT"), hw, {}, hit).duration_us ==
+        Approx(0.428 + 10.48576 + 1.7));
 }
