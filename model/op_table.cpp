@@ -170,6 +170,7 @@ std::vector<OpKindInfo> build_table() {
   for (auto n : {"ScatterNd", "ScatterNdUpdate", "ScatterNdAdd", "ScatterUpdate", "ScatterAdd",
                  "ScatterElements", "IndexPut", "IndexPutV2", "InplaceIndexAdd", "IndexAdd",
                  "UnsortedSegmentSum", "UnsortedSegmentSumD", "EmbeddingDenseGrad",
+                 "EmbeddingDenseGradV2",
                  "TensorScatterUpdate", "ScatterList"}) {
     idx(n, R::kScatter, {VC::kBinary});
   }

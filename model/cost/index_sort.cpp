@@ -144,7 +144,9 @@ KernelPlan plan_index(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
   p.out.transfers = std::max(1.0, rows / nt);
   p.out.ideal_transfers = p.out.transfers;
   p.out.conflict_weight = 1;
-  // ops that create their output (ScatterNd, UnsortedSegmentSum, EmbeddingDenseGrad) zero it first
+  // ops that create their output (ScatterNd, UnsortedSegmentSum, EmbeddingDenseGrad) zero it
+  // first; EmbeddingDenseGradV2 leaves that to a MemSet kernel of its own (CANN 8.3 profiles
+  // show aclnnEmbeddingDenseBackward as MemSet, then EmbeddingDenseGradV2 scattering the rows)
   if (op.type == "ScatterNd" || op.type.rfind("UnsortedSegment", 0) == 0 ||
       op.type == "EmbeddingDenseGrad") {
     const double init = op.outputs.empty() ? updates->bytes() : op.outputs[0].bytes();
