@@ -78,6 +78,9 @@ std::vector<Row> spec_rows(const HwSpec& s) {
   add("cube", "gm_to_l1_bytes_per_cycle", q.gm_to_l1_bytes_per_cycle, "B/cycle");
   add("cube", "nd2nz_load_factor", q.nd2nz_load_factor, "factor");
   add("cube", "mix_vector_ratio", q.mix_vector_ratio, "AIV per AIC");
+  add("cube", "nd2nz_inline_max_elements", q.nd2nz_inline_max_elements, "elements (0 = off)");
+  add("cube", "split_k_min_k", q.split_k_min_k, "elements (0 = off)");
+  add("cube", "split_k_chunk_bytes", q.split_k_chunk_bytes, "B");
   const VectorSpec& v = s.vector;
   add("vector", "repeat_bytes", v.repeat_bytes, "B");
   add("vector", "api_overhead_cycles", v.api_overhead_cycles, "cycles");
@@ -85,6 +88,7 @@ std::vector<Row> spec_rows(const HwSpec& s) {
   add("vector", "scalar_cycles_per_index", v.scalar_cycles_per_index, "cycles/index");
   add("vector", "min_bytes_per_core", v.min_bytes_per_core, "B");
   add("vector", "ub_buffers", v.ub_buffers, "buffers");
+  add("vector", "bf16_arithmetic", v.bf16_arithmetic, "");
   for (std::size_t i = 0; i < kVectorClassCount; ++i) {
     r.push_back(Row{"vector.cycles_per_repeat", vector_class_name(static_cast<VectorClass>(i)),
                     v.cycles_per_repeat[i], "cycles/repeat"});
@@ -92,7 +96,10 @@ std::vector<Row> spec_rows(const HwSpec& s) {
   const MemorySpec& m = s.memory;
   add("memory", "hbm_bandwidth_gbps", m.hbm_bandwidth_gbps, "GB/s");
   add("memory", "hbm_efficiency", m.hbm_efficiency, "of nominal");
+  add("memory", "hbm_write_factor", m.hbm_write_factor, "x read rate");
+  add("memory", "hbm_turnaround", m.hbm_turnaround, "per byte of the smaller stream");
   add("memory", "l2_bandwidth_gbps", m.l2_bandwidth_gbps, "GB/s");
+  add("memory", "l2_efficiency", m.l2_efficiency, "of nominal");
   add("memory", "l2_hit_ratio_default", m.l2_hit_ratio_default, "ratio");
   add("memory", "gm_read_bytes_per_cycle", m.gm_read_bytes_per_cycle, "B/cycle/core");
   add("memory", "l2_read_bytes_per_cycle", m.l2_read_bytes_per_cycle, "B/cycle/core");

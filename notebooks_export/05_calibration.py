@@ -163,8 +163,8 @@ reading(
     f"{improved.index[1]} ({improved['before'].iloc[1]:.0%} → {improved['after'].iloc[1]:.0%}); "
     f"{improved.index[-1]} "
     f"{'gets worse' if improved['change'].iloc[-1] > 0 else 'changes least'} "
-    f"({improved['before'].iloc[-1]:.0%} → "
-    f"{improved['after'].iloc[-1]:.0%}). The family with the lowest held-out error after "
+    f"({improved['before'].iloc[-1]:.1%} → "
+    f"{improved['after'].iloc[-1]:.1%}). The family with the lowest held-out error after "
     f"calibration is {hold['after'].idxmin()} ({hold['after'].min():.0%}), the highest "
     f"{hold['after'].idxmax()} ({hold['after'].max():.0%}). Families with few kernels (the count "
     f"is under each bar) move a lot with a single kernel.")
