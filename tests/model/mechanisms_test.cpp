@@ -56,6 +56,15 @@ HwSpec toy() {
   return hw;
 }
 
+// Operand loads, MTE1 and FixPipe so fast that they never bind: what a test looks at decides.
+void fast_cube_paths(HwSpec& hw) {
+  hw.cube.gm_to_l1_bytes_per_cycle = 1e6;
+  hw.cube.l1_to_l0a_bytes_per_cycle = 1e6;
+  hw.cube.l1_to_l0b_bytes_per_cycle = 1e6;
+  hw.cube.fixpipe_bytes_per_cycle = 1e6;
+  hw.cube.nd2nz_load_factor = 1;
+}
+
 }  // namespace
 
 TEST_CASE("a streaming copy on one core is a pipeline of MTE2 and MTE3 tiles plus head and "
@@ -94,11 +103,7 @@ TEST_CASE("the chip's HBM bandwidth caps all cores together", "[mechanism][memor
 TEST_CASE("operand re-reads hit L2 only while their reuse distance fits in it",
           "[mechanism][memory][cube]") {
   HwSpec hw = toy();
-  hw.cube.gm_to_l1_bytes_per_cycle = 1e6;  // per-core paths negligible: the chip cap decides
-  hw.cube.l1_to_l0a_bytes_per_cycle = 1e6;
-  hw.cube.l1_to_l0b_bytes_per_cycle = 1e6;
-  hw.cube.fixpipe_bytes_per_cycle = 1e6;
-  hw.cube.nd2nz_load_factor = 1;
+  fast_cube_paths(hw);  // per-core paths negligible: the chip cap decides
   hw.memory.hbm_bandwidth_gbps = 100;
   // Latency: A and B are two read streams (2 x 1400) and the result one write (300): 3.1 us.
   SECTION("a wave spanning whole rows: B panels come back after one wave's footprint") {
@@ -159,11 +164,7 @@ TEST_CASE("the cube pads M, N, K to its fractals and a broadcast batch folded in
 TEST_CASE("a cube-bound GEMM runs its base blocks in waves and the last partial wave is tail",
           "[mechanism][cube]") {
   HwSpec hw = toy();
-  hw.cube.gm_to_l1_bytes_per_cycle = 1e6;  // make MTE2/MTE1/FixPipe negligible: cube-bound
-  hw.cube.l1_to_l0a_bytes_per_cycle = 1e6;
-  hw.cube.l1_to_l0b_bytes_per_cycle = 1e6;
-  hw.cube.fixpipe_bytes_per_cycle = 1e6;
-  hw.cube.nd2nz_load_factor = 1;
+  fast_cube_paths(hw);  // MTE2/MTE1/FixPipe negligible: cube-bound
   // M = 21 x 128 = 2688, N = 256, K = 256: 21 tiles on 4 cores = 6 waves (5.25 ideal).
   // One tile = 128*256*256 / 4096 = 2048 cycles; the tail is 0.75 of a tile.
   const OpCost c = predict(op("MatMulV2", "2688,256;256,256", "FLOAT16"), hw);
@@ -338,10 +339,7 @@ TEST_CASE("a long-K GEMM converts its long ND operand first, runs split-K and ca
   hw.cube.nd2nz_inline_max_elements = 512;  // toy thresholds (the 910B's are 65535 and 27392)
   hw.cube.split_k_min_k = 1024;
   hw.cube.split_k_chunk_bytes = 512;  // 256 fp16 elements of K per step
-  hw.cube.gm_to_l1_bytes_per_cycle = 1e6;
-  hw.cube.l1_to_l0a_bytes_per_cycle = 1e6;
-  hw.cube.l1_to_l0b_bytes_per_cycle = 1e6;
-  hw.cube.nd2nz_load_factor = 1;
+  fast_cube_paths(hw);
   hw.cube.fixpipe_bytes_per_cycle = 128;
   hw.memory.gm_read_bytes_per_cycle = 1e6;
   hw.memory.gm_write_bytes_per_cycle = 1e6;
