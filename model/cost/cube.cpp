@@ -337,7 +337,68 @@ double gemm_reread_hits(double a_panel, double b_panel, double tiles_m, double t
 
 }  // namespace
 
-KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
+namespace {
+
+CubePhases phases_of(const Gemm& g, const GemmMode& mode, const HwSpec& hw) noexcept {
+  CubePhases ph;
+  const double ds = dtype_bytes(g.dtype);
+  // UB-sized tiles over the vector cores of the launch.
+  auto tiles_of = [&](double bytes) {
+    return static_cast<double>(vector_tiles(bytes, hw, hw.chip.vector_cores, hw.chip.vector_cores));
+  };
+  if (mode.nd2nz_a || mode.nd2nz_b) {
+    // Read the ND operand, write it back as NZ (both axes padded to the fractal) into a GM
+    // workspace, all through UB by DMA; the GEMM waits for every core (SyncAll). In NZ, each
+    // 32-byte piece of an ND row lands in a different fractal column, so the write-out is one
+    // 32-byte burst per piece, each paying the store's per-transfer cost. (The CANN 8.3 profile's
+    // 4096x151936 bf16 operand: 39 M pieces, 0.97 M per AIV, at 12 cycles each = 7.1 ms at
+    // 1650 MHz; its measured aiv_mte3 is 6.6 ms.)
+    const double m0 = hw.cube.fractal_m;
+    double in = 0, out = 0;
+    if (mode.nd2nz_a) {
+      in += g.batch * g.m * g.k * ds;
+      out += g.batch * round_up(g.m, m0) * round_up(g.k, m0) * ds;
+    }
+    if (mode.nd2nz_b) {
+      in += g.batch * g.k * g.n * ds;
+      out += g.batch * round_up(g.k, m0) * round_up(g.n, m0) * ds;
+    }
+    KernelPlan& h = ph.head;
+    h.unit = Placement::kVector;
+    const double tiles = tiles_of(in);
+    h.tiles = static_cast<std::int64_t>(tiles);
+    h.in = flat_transfer(in, tiles);
+    h.out = flat_transfer(out, tiles);
+    h.out.transfers = h.out.ideal_transfers =
+        std::max(1.0, std::ceil(h.out.bytes / hw.cube.fractal_k_bytes));
+    ph.has_head = true;
+  }
+  if (mode.split_k) {
+    // Cast the fp32 sum (still in L2 when it fits) to the output dtype.
+    const double elements = g.m * g.n;
+    const double in = elements * 4.0;
+    KernelPlan& t = ph.tail;
+    t.unit = Placement::kVector;
+    const double tiles = tiles_of(in);
+    t.tiles = static_cast<std::int64_t>(tiles);
+    t.in = flat_transfer(in, tiles);
+    t.out = flat_transfer(elements * dtype_bytes(g.out_dtype), tiles);
+    if (in <= hw.chip.l2_bytes) {
+      t.reread_fraction = 1.0;
+      t.reread_hit_ratio = 1.0;
+    }
+    t.vector_cycles =
+        std::ceil(in / tiles / hw.vector.repeat_bytes) *
+            hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kConvert)] +
+        hw.vector.api_overhead_cycles;
+    ph.has_tail = true;
+  }
+  return ph;
+}
+
+}  // namespace
+
+KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores, CubePhases* phases) noexcept {
   if (op.kind->role == OpRole::kAttention) return plan_attention(op, hw);
   const Gemm g = op.kind->role == OpRole::kConv2D ? gemm_of_conv(op) : gemm_of_matmul(op);
   KernelPlan p;
@@ -354,6 +415,7 @@ KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
   const double np = round_up(g.n, n0);
   const double kp = round_up(g.k, k0);
   const GemmMode mode = gemm_mode(g, op, hw);
+  if (phases && (mode.nd2nz_a || mode.nd2nz_b || mode.split_k)) *phases = phases_of(g, mode, hw);
   // Each tile issues tm x tn x Kp MACs on the fractal grid; only M N K of them are useful.
   double eff = hw.cube.efficiency;
   if (g.a_nz && g.b_nz) eff *= hw.cube.nz_efficiency;
@@ -430,65 +492,5 @@ KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
   return p;
 }
 
-CubePhases plan_cube_phases(const OpDesc& op, const HwSpec& hw) noexcept {
-  CubePhases ph;
-  const OpRole role = op.kind->role;
-  if (role != OpRole::kMatMul && role != OpRole::kBatchMatMul) return ph;
-  const Gemm g = gemm_of_matmul(op);
-  const GemmMode mode = gemm_mode(g, op, hw);
-  const double ds = dtype_bytes(g.dtype);
-  // UB-sized tiles over the vector cores of the launch.
-  auto tiles_of = [&](double bytes) {
-    return static_cast<double>(vector_tiles(bytes, hw, hw.chip.vector_cores, hw.chip.vector_cores));
-  };
-  if (mode.nd2nz_a || mode.nd2nz_b) {
-    // Read the ND operand, write it back as NZ (both axes padded to the fractal) into a GM
-    // workspace, all through UB by DMA; the GEMM waits for every core (SyncAll). In NZ, each
-    // 32-byte piece of an ND row lands in a different fractal column, so the write-out is one
-    // 32-byte burst per piece, each paying the store's per-transfer cost. (The CANN 8.3 profile's
-    // 4096x151936 bf16 operand: 39 M pieces, 0.97 M per AIV, at 12 cycles each = 7.1 ms at
-    // 1650 MHz; its measured aiv_mte3 is 6.6 ms.)
-    const double m0 = hw.cube.fractal_m;
-    double in = 0, out = 0;
-    if (mode.nd2nz_a) {
-      in += g.batch * g.m * g.k * ds;
-      out += g.batch * round_up(g.m, m0) * round_up(g.k, m0) * ds;
-    }
-    if (mode.nd2nz_b) {
-      in += g.batch * g.k * g.n * ds;
-      out += g.batch * round_up(g.k, m0) * round_up(g.n, m0) * ds;
-    }
-    KernelPlan& h = ph.head;
-    h.unit = Placement::kVector;
-    const double tiles = tiles_of(in);
-    h.tiles = static_cast<std::int64_t>(tiles);
-    h.in = flat_transfer(in, tiles);
-    h.out = flat_transfer(out, tiles);
-    h.out.transfers = h.out.ideal_transfers =
-        std::max(1.0, std::ceil(h.out.bytes / hw.cube.fractal_k_bytes));
-    ph.has_head = true;
-  }
-  if (mode.split_k) {
-    // Cast the fp32 sum (still in L2 when it fits) to the output dtype.
-    const double elements = g.m * g.n;
-    const double in = elements * 4.0;
-    KernelPlan& t = ph.tail;
-    t.unit = Placement::kVector;
-    const double tiles = tiles_of(in);
-    t.tiles = static_cast<std::int64_t>(tiles);
-    t.in = flat_transfer(in, tiles);
-    t.out = flat_transfer(elements * dtype_bytes(g.out_dtype), tiles);
-    if (in <= hw.chip.l2_bytes) {
-      t.reread_fraction = 1.0;
-      t.reread_hit_ratio = 1.0;
-    }
-    t.vector_cycles =
-        std::ceil(in / tiles / hw.vector.repeat_bytes) *
-            hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kConvert)] +
-        hw.vector.api_overhead_cycles;
-    ph.has_tail = true;
-  }
-  return ph;
-}
 
 }  // namespace npusim::cost

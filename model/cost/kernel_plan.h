@@ -73,15 +73,6 @@ struct KernelPlan {
 [[nodiscard]] OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,
                               const PredictContext& ctx) noexcept;
 
-/// Family plan builders. `cores` is what the op may use (tilers split work by it).
-[[nodiscard]] KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
-[[nodiscard]] KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
-[[nodiscard]] KernelPlan plan_reduction(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
-[[nodiscard]] KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
-[[nodiscard]] KernelPlan plan_generic(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
-[[nodiscard]] KernelPlan plan_index(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
-[[nodiscard]] KernelPlan plan_sort(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
-
 /// Vector-core phases a cube op runs in the same MIX launch, serialised with its GEMM: MatMulV3
 /// converts an ND operand whose contiguous axis is too long for the on-the-fly ND->NZ load into
 /// an NZ workspace first (head), and after single-core split-K casts the fp32 sum to the output
@@ -92,7 +83,17 @@ struct CubePhases {
   bool has_head = false;
   bool has_tail = false;
 };
-[[nodiscard]] CubePhases plan_cube_phases(const OpDesc& op, const HwSpec& hw) noexcept;
+/// Family plan builders. `cores` is what the op may use (tilers split work by it). plan_cube
+/// also fills `phases` (when given) with the vector-core phases MatMulV3 runs around the GEMM.
+[[nodiscard]] KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores,
+                                   CubePhases* phases = nullptr) noexcept;
+[[nodiscard]] KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
+[[nodiscard]] KernelPlan plan_reduction(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
+[[nodiscard]] KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
+[[nodiscard]] KernelPlan plan_generic(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
+[[nodiscard]] KernelPlan plan_index(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
+[[nodiscard]] KernelPlan plan_sort(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
+
 
 /// AI CPU and host ops do not run on AI Cores; they are costed directly.
 [[nodiscard]] OpCost cost_aicpu(const OpDesc& op, const HwSpec& hw) noexcept;
