@@ -475,6 +475,7 @@ KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores, CubePhases* 
     p.reread_hit_ratio = step > hw.chip.l2_bytes ? hw.chip.l2_bytes / step : 1.0;
     p.fixpipe_bytes = tm * tn * 4.0;
     p.l0c_single_buffer = tm * tn * 4.0 > hw.chip.l0c_bytes / 2;
+    p.l1_single_buffer = a_tile + b_tile > hw.chip.l1_bytes / 2;
     p.fixpipe_in_l2 = g.m * g.n * 4.0 <= hw.chip.l2_bytes;
     p.fixpipe_atomic = true;
     return p;

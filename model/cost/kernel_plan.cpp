@@ -159,9 +159,20 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   const double fix_traffic = plan.fixpipe_bytes * (plan.fixpipe_atomic ? 2.0 : 1.0);
   st[kFix] = {fix_traffic / hw.cube.fixpipe_bytes_per_cycle / f, 0, 0, Stage::kMemory};
   const double fixpipe_busy_us = st[kFix].total();
+  const double cube_busy_us = st[kCube].total();
   if (plan.l0c_single_buffer) {
     st[kCube].base += st[kFix].base;
     st[kFix] = {0, 0, 0, Stage::kMemory};
+  }
+  const double mte2_busy_us = st[kIn].total();
+  if (plan.l1_single_buffer) {
+    // one serial stage, attributed to whichever of the two is longer
+    Stage& keep = st[kIn].total() >= st[kCube].total() ? st[kIn] : st[kCube];
+    Stage& fold = &keep == &st[kIn] ? st[kCube] : st[kIn];
+    keep.base += fold.base;
+    keep.align += fold.align;
+    keep.conflict += fold.conflict;
+    fold = {0, 0, 0, fold.kind};
   }
 
   int bound_stage = 0;
@@ -256,12 +267,12 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
 
   const double wd = static_cast<double>(w);
   PipeTimes& p = c.pipes;
-  p.cube_us = wd * st[kCube].total();
+  p.cube_us = wd * cube_busy_us;  // each pipe's own busy time, also when stages run in series
   p.mte1_us = wd * st[kMte1].total();
   p.vector_us = wd * vec_us;
   p.scalar_us = wd * scal_us;
   p.fixpipe_us = wd * fixpipe_busy_us;
-  p.mte2_us = wd * st[kIn].total();
+  p.mte2_us = wd * mte2_busy_us;
   p.mte3_us = wd * st[kOut].total();
   if (saturation > 0 && p.mte2_us + p.mte3_us > 0) {
     // starved DMA engines stay busy for the whole bandwidth-limited stretch

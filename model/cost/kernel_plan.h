@@ -60,6 +60,9 @@ struct KernelPlan {
   /// The tile's fp32 accumulator fills more than half of L0C, so L0C cannot be double-buffered:
   /// the next tile's MMAD waits until FixPipe has drained this one (cube and FixPipe in series).
   bool l0c_single_buffer = false;
+  /// One step's operands fill more than half of L1, so the next step's cannot load meanwhile:
+  /// MTE2 runs in series with the cube (set where the plan knows its K step: split-K).
+  bool l1_single_buffer = false;
   /// Totals for the OpCost.
   double flops = 0;
   double cube_efficiency = 1;

@@ -351,13 +351,24 @@ TEST_CASE("a long-K GEMM converts its long ND operand first, runs split-K and ca
   const OpCost c = predict(op("MatMulV3", "256,1024;1024,256", "FLOAT16"), hw);
   CHECK(c.tiles == 8);
   CHECK(c.waves == 2);
-  CHECK(c.pipes.cube_us == Approx(2 * (2.048 + 2.048)));
+  CHECK(c.pipes.cube_us == Approx(2 * 2.048));
   CHECK(c.pipes.fixpipe_us == Approx(2 * 2.048));
   // The head phase writes A (524288 B) as NZ in 32-byte pieces: 16 UB tiles of 32768 B over 8
   // cores, 1024 pieces each at 12 cycles = 12288 ns per tile, 2 per core. The tail writes the
   // bf16 result, 8 tiles of 16384 B, one DMA of 12 cycles each.
   CHECK(c.pipes.mte3_us == Approx(2 * 12.288 + 0.012));
   CHECK(c.bytes_out == Approx(524288 + 131072));  // the NZ copy and the result; partials stay in L2
+  // A step's operands (A 128 x 256 + B 256 x 256 fp16 = 196608 B) fit twice in a 512 KiB L1, so
+  // MTE2 overlaps the cube; in a 256 KiB L1 they do not, and each step's load runs in series:
+  // at 128 B/cycle plus two DMA setups that is 1536 + 2 x 27 = 1590 cycles per step, once more
+  // on the critical path per wave after the first (2 waves): +1590 ns.
+  hw.cube.gm_to_l1_bytes_per_cycle = 128;
+  hw.memory.l2_read_bytes_per_cycle = 128;
+  const OpCost overlapped = predict(op("MatMulV3", "256,1024;1024,256", "FLOAT16"), hw);
+  hw.chip.l1_bytes = 262144;
+  const OpCost serial = predict(op("MatMulV3", "256,1024;1024,256", "FLOAT16"), hw);
+  CHECK(serial.duration_us - overlapped.duration_us == Approx(1.590));
+  CHECK(serial.pipes.mte2_us == Approx(overlapped.pipes.mte2_us));
   // Below both thresholds the same GEMM is one plain kernel: 2 tiles of the whole K, no phases.
   const OpCost plain = predict(op("MatMulV3", "256,512;512,256", "FLOAT16"), hw);
   CHECK(plain.tiles == 2);
