@@ -201,10 +201,6 @@ Gemm gemm_of_conv(const OpDesc& op) {
   return g;
 }
 
-}  // namespace
-
-namespace {
-
 // How MatMulV3 on the 910B (ops-nn matmul_v3 tiling) runs a plain GEMM: an ND operand whose
 // contiguous axis exceeds the on-the-fly ND->NZ limit is first converted to NZ by the vector
 // cores (V_HEAD_ND2NZ); an unbatched GEMM with K >= SPLIT_K_THRES runs single-core split-K.
@@ -227,10 +223,6 @@ GemmMode gemm_mode(const Gemm& g, const OpDesc& op, const HwSpec& hw) noexcept {
   mode.split_k = hw.cube.split_k_min_k > 0 && g.batch <= 1 && g.k >= hw.cube.split_k_min_k;
   return mode;
 }
-
-}  // namespace
-
-namespace {
 
 // Fused attention over Q (B, Sq, N, D) and K/V (B, Sk, Nkv, D). Layouts: 4-D BSND (default) or
 // BNSD (attribute input_layout), 3-D SBH or BSH with the head count from the attribute head_num
@@ -305,10 +297,6 @@ KernelPlan plan_attention(const OpDesc& op, const HwSpec& hw) noexcept {
   return p;
 }
 
-}  // namespace
-
-namespace {
-
 // Share of a GEMM's operand re-reads that hit L2. Output tiles run in row-major order (N fastest),
 // `cores` at a time, so an operand panel is read again after a reuse distance D of other bytes:
 //   A panel (one M block): reused by the tiles of its row; D = one wave's footprint
@@ -330,14 +318,10 @@ double gemm_reread_hits(double a_panel, double b_panel, double tiles_m, double t
   const double d_b = c >= tiles_n ? wave : tiles_n * b_panel + a_panel;
   const double a_rereads = tiles_m * (tiles_n - 1) * a_panel;
   const double b_rereads = (tiles_m - 1) * tiles_n * b_panel;
-  auto p_hit = [&](double d) { return d > l2 ? l2 / d : 1.0; };
   const double rereads = a_rereads + b_rereads;
-  return rereads > 0 ? (a_rereads * p_hit(d_a) + b_rereads * p_hit(d_b)) / rereads : 1.0;
+  const double hits = a_rereads * reuse_hit_ratio(d_a, l2) + b_rereads * reuse_hit_ratio(d_b, l2);
+  return rereads > 0 ? hits / rereads : 1.0;
 }
-
-}  // namespace
-
-namespace {
 
 CubePhases phases_of(const Gemm& g, const GemmMode& mode, const HwSpec& hw) noexcept {
   CubePhases ph;
@@ -387,10 +371,7 @@ CubePhases phases_of(const Gemm& g, const GemmMode& mode, const HwSpec& hw) noex
       t.reread_fraction = 1.0;
       t.reread_hit_ratio = 1.0;
     }
-    t.vector_cycles =
-        std::ceil(in / tiles / hw.vector.repeat_bytes) *
-            hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kConvert)] +
-        hw.vector.api_overhead_cycles;
+    t.vector_cycles = class_pass_cycles(VectorClass::kConvert, in / tiles, hw);
     ph.has_tail = true;
   }
   return ph;
@@ -450,8 +431,8 @@ KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores, CubePhases* 
         read_total > 0 ? std::clamp(1.0 - (a_unique + b_unique) / read_total, 0.0, 1.0) : 0.0;
     p.cube_cycles = tm * tn * tk / macs_per_cycle;
     // L1 -> L0A / L0B on MTE1.
-    p.mte1_cycles =
-        tm * tk * ds / hw.cube.l1_to_l0a_bytes_per_cycle + tk * tn * ds / hw.cube.l1_to_l0b_bytes_per_cycle;
+    p.mte1_cycles = tm * tk * ds / hw.cube.l1_to_l0a_bytes_per_cycle +
+                    tk * tn * ds / hw.cube.l1_to_l0b_bytes_per_cycle;
     return std::pair{ta.padded_bytes, tb.padded_bytes};
   };
 
@@ -459,6 +440,7 @@ KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores, CubePhases* 
   const double tiles_n = std::ceil(np / hw.cube.tile_n);
   const double tm = round_up(mp / tiles_m, m0);
   const double tn = round_up(np / tiles_n, n0);
+  p.l0c_single_buffer = tm * tn * 4.0 > hw.chip.l0c_bytes / 2;  // the tile's fp32 accumulator
   if (mode.split_k) {
     // Single-core split-K: each core owns a block of rows and all of N and walks K in chunks;
     // for every chunk it runs its base blocks (tm x tn over the chunk) and FixPipe adds each
@@ -472,9 +454,8 @@ KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores, CubePhases* 
     const auto [a_tile, b_tile] = tile_io(tm, tn, chunk, tiles);
     p.cube_efficiency = (g.m * g.n * g.k) / (tiles_m * tm * tiles_n * tn * loop_k * chunk);
     const double step = tiles_m * a_tile + tiles_n * b_tile;
-    p.reread_hit_ratio = step > hw.chip.l2_bytes ? hw.chip.l2_bytes / step : 1.0;
+    p.reread_hit_ratio = reuse_hit_ratio(step, hw.chip.l2_bytes);
     p.fixpipe_bytes = tm * tn * 4.0;
-    p.l0c_single_buffer = tm * tn * 4.0 > hw.chip.l0c_bytes / 2;
     p.l1_single_buffer = a_tile + b_tile > hw.chip.l1_bytes / 2;
     p.fixpipe_in_l2 = g.m * g.n * 4.0 <= hw.chip.l2_bytes;
     p.fixpipe_atomic = true;
@@ -489,7 +470,6 @@ KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores, CubePhases* 
                                         tiles_n, cores, hw);
   // Results out of L0C through FixPipe.
   p.fixpipe_bytes = g.batch * g.m * g.n * out_ds / tiles;
-  p.l0c_single_buffer = tm * tn * 4.0 > hw.chip.l0c_bytes / 2;
   return p;
 }
 

@@ -78,6 +78,12 @@ Transfer flat_transfer(double bytes, double tiles) noexcept {
   return t;
 }
 
+double class_pass_cycles(VectorClass c, double bytes, const HwSpec& hw) noexcept {
+  return std::ceil(bytes / hw.vector.repeat_bytes) *
+             hw.vector.cycles_per_repeat[static_cast<std::size_t>(c)] +
+         hw.vector.api_overhead_cycles;
+}
+
 double pass_cycles(const OpKindInfo& kind, double bytes, const HwSpec& hw) noexcept {
   double per_repeat = 0;
   for (std::uint8_t i = 0; i < kind.pass_count; ++i) {
@@ -123,7 +129,7 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   const double reread_hits =
       plan.reread_hit_ratio >= 0
           ? std::min(1.0, plan.reread_hit_ratio)
-          : (unique_in > hw.chip.l2_bytes ? hw.chip.l2_bytes / unique_in : 1.0);
+          : reuse_hit_ratio(unique_in, hw.chip.l2_bytes);
   const double h_in = reread * reread_hits + (1 - reread) * h_ctx;
   const double gm_rate = plan.cube_operand_path ? hw.cube.gm_to_l1_bytes_per_cycle
                                                 : hw.memory.gm_read_bytes_per_cycle;
@@ -248,8 +254,9 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   // 0.54-0.60 us more on the core (aiv_time) than a Cast of one, whose pipes are as idle.
   const double rs = std::max(1, plan.read_streams);
   const double ws = std::max(1, plan.write_streams);
+  const bool writes = out_total > 0 || plan.fixpipe_bytes > 0;
   const double latency = (hw.memory.read_latency_cycles * rs +
-                          (out_total > 0 || plan.fixpipe_bytes > 0 ? hw.memory.write_latency_cycles * ws : 0.0)) / f;
+                          (writes ? hw.memory.write_latency_cycles * ws : 0.0)) / f;
   cp.memory_us += latency;
   category[Stage::kMemory] += latency;
   cp.head_us = (hw.overhead.launch_cycles + hw.overhead.per_block_cycles * b) / f;

@@ -97,7 +97,6 @@ struct CubePhases {
 [[nodiscard]] KernelPlan plan_index(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
 [[nodiscard]] KernelPlan plan_sort(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
 
-
 /// AI CPU and host ops do not run on AI Cores; they are costed directly.
 [[nodiscard]] OpCost cost_aicpu(const OpDesc& op, const HwSpec& hw) noexcept;
 [[nodiscard]] OpCost cost_host(const OpDesc& op, const HwSpec& hw) noexcept;
@@ -133,5 +132,12 @@ void broadcast_extent(const std::vector<TensorDesc>& ts, double& elements, doubl
 [[nodiscard]] Transfer flat_transfer(double bytes, double tiles) noexcept;
 /// Vector cycles for `bytes` of data through the op's passes (one repeat = repeat_bytes).
 [[nodiscard]] double pass_cycles(const OpKindInfo& kind, double bytes, const HwSpec& hw) noexcept;
+/// One vector pass of class `c` over `bytes`: whole repeats plus one API call.
+[[nodiscard]] double class_pass_cycles(VectorClass c, double bytes, const HwSpec& hw) noexcept;
+/// Share of the reads of data last touched `distance` bytes ago that still hit an L2 of `l2`
+/// bytes: an LRU cache under a cyclic reuse pattern keeps a fraction l2 / distance of it.
+[[nodiscard]] inline double reuse_hit_ratio(double distance, double l2) noexcept {
+  return distance > l2 ? l2 / distance : 1.0;
+}
 
 }  // namespace npusim::cost

@@ -38,11 +38,7 @@ void add_compute(KernelPlan& p, const OpKindInfo& kind, double tile_bytes, doubl
   } else if (bf16_casts > 0 && !hw.vector.bf16_arithmetic && kind.role != OpRole::kCast) {
     const double fp32_bytes = tile_elements * 4.0;
     p.vector_cycles += pass_cycles(kind, fp32_bytes, hw);
-    p.vector_cycles +=
-        bf16_casts *
-        (std::ceil(fp32_bytes / hw.vector.repeat_bytes) *
-             hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kConvert)] +
-         hw.vector.api_overhead_cycles);
+    p.vector_cycles += bf16_casts * class_pass_cycles(VectorClass::kConvert, fp32_bytes, hw);
   } else {
     p.vector_cycles += pass_cycles(kind, tile_bytes, hw);
   }
@@ -57,12 +53,6 @@ int bf16_tensors(const OpDesc& op, double elements) {
     }
   }
   return n;
-}
-
-double unary_cycles(double bytes, const HwSpec& hw) {
-  return std::ceil(bytes / hw.vector.repeat_bytes) *
-             hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kUnary)] +
-         hw.vector.api_overhead_cycles;
 }
 
 // An int64 data tensor forces the scalar path; an int64 scalar operand (a step counter, an axis)
@@ -152,7 +142,7 @@ KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexc
   const bool scalar = any_int64(op.inputs) && !kind.int64_vector;
   const int casts = bf16_tensors(op, e) + (op.outputs.empty() && out_dtype == DType::kBFloat16);
   add_compute(p, kind, e * ds / nt, e / nt, scalar, hw, casts);
-  p.vector_cycles += broadcast_passes * unary_cycles(e * ds / nt, hw);
+  p.vector_cycles += broadcast_passes * class_pass_cycles(VectorClass::kUnary, e * ds / nt, hw);
   p.tiles = tiles;
   p.flops = e * kind.pass_count;
   return p;
@@ -364,7 +354,7 @@ KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noe
       p.in = flat_transfer(std::min(in_bytes * b, std::max(in_bytes, out_bytes)), nt);
       p.reread_bytes = std::max(0.0, p.in.bytes * nt - in_bytes);
       p.out = row_transfer(out_e / last_out, last_out * out_ds, nt, hw);
-      p.vector_cycles = unary_cycles(out_bytes / nt, hw);
+      p.vector_cycles = class_pass_cycles(VectorClass::kUnary, out_bytes / nt, hw);
       break;
     }
     case OpRole::kConcat: {
@@ -405,7 +395,7 @@ KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noe
       p.in = row_transfer(static_cast<double>(x.elements()) / last_dim(x.shape),
                           last_dim(x.shape) * ds, nt, hw);
       p.out = row_transfer(out_e / last_out, last_out * out_ds, nt, hw);
-      p.vector_cycles = unary_cycles(out_bytes / nt, hw);
+      p.vector_cycles = class_pass_cycles(VectorClass::kUnary, out_bytes / nt, hw);
       break;
     }
     default: {  // copies, reshapes, splits: contiguous in and out
