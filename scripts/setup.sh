@@ -2,7 +2,7 @@
 # Installs the Debian packages npusim builds with (nothing is downloaded at build time).
 # Skips apt entirely when everything is already installed; uses sudo only when not root.
 set -euo pipefail
-packages=(g++ cmake ninja-build pkg-config
+packages=(g++ cmake ninja-build pkg-config ccache
   libfmt-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libeigen3-dev libboost-graph-dev
   catch2 libbenchmark-dev python3  # python3: scripts/gen_docs.py and tests/docs_test.py
   python3-pandas python3-matplotlib)  # notebooks_export/ and its test
