@@ -23,10 +23,11 @@ struct AccuracyArgs {
   std::vector<std::string> overlays;
   bool json = false;
   std::string csv;
+  bool strict = false;
 };
 
 void run_accuracy(const AccuracyArgs& a) {
-  const ProfileSamples ps = load_samples(a.profiles);
+  const ProfileSamples ps = load_samples(a.profiles, profile::ReadOptions{a.strict});
   std::string note;
   const HwSpec hw = hw_for_profiles(a.hw, a.overlays, ps.chip, &note);
   std::vector<Sample> samples = ps.samples;
@@ -59,6 +60,7 @@ void register_accuracy(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--overlay", a->overlays, "overlay file(s) applied on the chip (calibration)");
   sub->add_flag("--json", a->json, "every summary as JSON: overall, by_family, by_type, by_regime");
+  sub->add_flag("--strict", a->strict, "fail at the first malformed or truncated row of a profile file instead of skipping and counting it");
   sub->add_option("--csv", a->csv, "write one line per row (measured, predicted, pipes) to FILE");
   sub->callback([a] { run_accuracy(*a); });
 }

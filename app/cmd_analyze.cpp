@@ -33,6 +33,7 @@ struct AnalyzeArgs {
   std::string estimate;           // scenario to estimate gains on
   std::vector<std::string> sets;  // overrides of that scenario
   unsigned jobs = 0;
+  bool strict = false;
 };
 
 // ---- --estimate -------------------------------------------------------------------------------
@@ -339,7 +340,7 @@ std::string estimates_json(const std::vector<profile::Report>& reports, const Es
 constexpr const char* kDefaultChip = "ascend910b3";
 
 void run_analyze(const AnalyzeArgs& a) {
-  const profile::Discovery found = profile::discover_profiles(a.path);
+  const profile::Discovery found = profile::discover_profiles(a.path, profile::ReadOptions{a.strict});
   profile::AnalyzeOptions opt;
   if (!a.hw.empty()) {
     opt.chip = profile::chip_figures(load_hw(a.hw, a.overlays), "--hw " + a.hw);
@@ -384,8 +385,8 @@ void register_analyze(CLI::App& app) {
       "analyze",
       "Read an msprof / torch_npu profile and report what to fix, ranked by time at stake");
   cmd->add_option("path", args->path,
-                  "op_summary_*.csv / kernel_details.csv, a PROF_* or *_ascend_pt folder, or a "
-                  "folder holding several")
+                  "op_summary_*.csv / kernel_details.csv / a profiler .db / a timeline JSON, a "
+                  "PROF_* or *_ascend_pt folder, or a folder holding several")
       ->required();
   cmd->add_option("--hw", args->hw,
                   "chip for cube cores, clock and bandwidths (default: cores and clock inferred "
@@ -393,6 +394,7 @@ void register_analyze(CLI::App& app) {
   cmd->add_option("--hw-overlay", args->overlays, "TOML overlay(s) on the chip spec");
   cmd->add_flag("--json", args->json, "complete JSON on stdout instead of the summary");
   cmd->add_option("--md", args->md, "also write a Markdown report to FILE");
+  cmd->add_flag("--strict", args->strict, "fail at the first malformed or truncated row of a profile file instead of skipping and counting it");
   cmd->add_option("--estimate", args->estimate,
                   "SCENARIO: predict on this scenario (file or bundled name) what each finding's "
                   "remedy buys (graph passes, stream count) and rank findings by it");

@@ -25,6 +25,7 @@ struct CalibrateArgs {
   std::string split = "shape";
   std::uint64_t seed = 1;
   bool json = false;
+  bool strict = false;
 };
 
 void run_calibrate(const CalibrateArgs& a) {
@@ -42,7 +43,7 @@ void run_calibrate(const CalibrateArgs& a) {
   } else if (a.split != "shape") {
     throw InputError(cl, fmt::format("--split {}: expected shape, row or file", a.split));
   }
-  const ProfileSamples ps = load_samples(a.profiles);
+  const ProfileSamples ps = load_samples(a.profiles, profile::ReadOptions{a.strict});
   std::string note;
   const HwSpec prior = hw_for_profiles(a.hw, a.overlays, ps.chip, &note);
   std::vector<Sample> samples = ps.samples;
@@ -189,6 +190,7 @@ void register_calibrate(CLI::App& app) {
                                        "file (whole profiles)")
       ->capture_default_str();
   sub->add_option("--seed", a->seed, "seed of the split")->capture_default_str();
+  sub->add_flag("--strict", a->strict, "fail at the first malformed or truncated row of a profile file instead of skipping and counting it");
   sub->add_flag("--json", a->json,
                 "before/after on fit and holdout, every fitted parameter and the prediction "
                 "intervals");

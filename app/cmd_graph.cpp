@@ -20,10 +20,11 @@ struct GraphArgs {
   std::int64_t step = -1;
   bool step_given = false;
   std::string output;
+  bool strict = false;
 };
 
 void run_from_profile(const GraphArgs& a) {
-  const profile::Discovery found = profile::discover_profiles(a.path);
+  const profile::Discovery found = profile::discover_profiles(a.path, profile::ReadOptions{a.strict});
   if (found.profiles.size() > 1) {
     std::string names;
     for (const auto& p : found.profiles) names += "\n  " + p.folder.string();
@@ -55,10 +56,11 @@ void register_graph(CLI::App& app) {
   auto args = std::make_shared<GraphArgs>();
   CLI::App* cmd = graph->add_subcommand(
       "from-profile", "One step of a profile as a graph TOML (ops per stream, start-time order)");
-  cmd->add_option("path", args->path, "kernel table, PROF_* or *_ascend_pt folder")->required();
+  cmd->add_option("path", args->path, "kernel table (CSV, profiler .db, timeline JSON), PROF_* or *_ascend_pt folder")->required();
   cmd->add_option("--step", args->step, "step id to export (default: the last step)");
   cmd->add_option("-o,--output", args->output, "graph TOML to write ('-' for stdout)")
       ->required();
+  cmd->add_flag("--strict", args->strict, "fail at the first malformed or truncated row of a profile file instead of skipping and counting it");
   cmd->callback([args, cmd] {
     GraphArgs a = *args;
     a.step_given = cmd->count("--step") > 0;

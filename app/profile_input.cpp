@@ -23,17 +23,19 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-ProfileSamples load_samples(const std::vector<std::string>& paths) {
+ProfileSamples load_samples(const std::vector<std::string>& paths,
+                            const profile::ReadOptions& read) {
   ProfileSamples out;
   std::vector<double> freq, cube_cores;
   int max_vec_block = 0;
+  double source_freq = 0;  // a database's AICORE_FREQ / a timeline's AI Core Freq track
   for (const auto& path : paths) {
-    const profile::Discovery d = profile::discover_profiles(path);
+    const profile::Discovery d = profile::discover_profiles(path, read);
     for (const auto& n : d.notes) out.notes.push_back(n);
     for (const auto& src : d.profiles) {
       std::vector<std::string> files;
       for (const auto& f : src.kernel_files) files.push_back(f.string());
-      const profile::ObservationSet obs = profile::read_observations(files);
+      const profile::ObservationSet obs = profile::read_observations(files, read);
       for (const auto& o : obs.compute) {
         Sample s;
         s.op = o.op;
@@ -47,10 +49,18 @@ ProfileSamples load_samples(const std::vector<std::string>& paths) {
         if (s.measured_us > 0) out.samples.push_back(std::move(s));
       }
       out.skipped += obs.skipped_count;
-      out.notes.push_back(fmt::format("used {}: {} compute rows, {} without shapes skipped, {} "
-                                      "communication and {} other tasks kept apart",
-                                      src.name, obs.compute.size(), obs.skipped_count,
-                                      obs.communication.size(), obs.other.size()));
+      std::uint64_t malformed = 0;
+      for (const auto& i : obs.files) {
+        malformed += i.broken_rows;
+        for (const auto& m : i.broken_row_messages) out.notes.push_back(m);
+        if (i.aicore_freq_mhz) source_freq = *i.aicore_freq_mhz;
+      }
+      out.notes.push_back(fmt::format("used {} ({}): {} compute rows, {} without shapes skipped, "
+                                      "{} malformed rows skipped, {} communication and {} other "
+                                      "tasks kept apart",
+                                      src.name, src.kernel_source, obs.compute.size(),
+                                      obs.skipped_count, malformed, obs.communication.size(),
+                                      obs.other.size()));
       // Chip inference from the raw rows (profile_formats.md §7).
       for (const auto& f : src.kernel_files) {
         (void)profile::read_kernel_table(f, [&](const profile::KernelRow& r) {
@@ -67,7 +77,7 @@ ProfileSamples load_samples(const std::vector<std::string>& paths) {
                                    (f_mhz * r.duration_us * r.cube_utilization_pct / 100.0));
             }
           }
-        });
+        }, read);
       }
     }
   }
@@ -80,6 +90,8 @@ ProfileSamples load_samples(const std::vector<std::string>& paths) {
   }
   InferredChip& c = out.chip;
   c.freq_mhz = std::round(median(freq));
+  // No cycle counts to infer the clock from: the clock the profile states.
+  if (freq.empty() && source_freq > 0) c.freq_mhz = source_freq;
   c.cube_cores = static_cast<int>(std::lround(median(cube_cores)));
   c.vector_cores = max_vec_block;
   if (c.cube_cores > 0 && c.vector_cores < 2 * c.cube_cores) c.vector_cores = 2 * c.cube_cores;

@@ -8,6 +8,7 @@
 
 #include "model/accuracy.h"
 #include "model/hw_spec.h"
+#include "profile/readers.h"
 
 namespace npusim::app {
 
@@ -31,7 +32,9 @@ struct ProfileSamples {
 /// Reads the kernel tables of every profile under each path (file, PROF_*, *_ascend_pt, or a
 /// folder of several). Sample::group is the profile's name. Throws InputError when nothing
 /// usable is found or no compute row has shapes.
-[[nodiscard]] ProfileSamples load_samples(const std::vector<std::string>& paths);
+/// `read` says how damaged files are treated (--strict).
+[[nodiscard]] ProfileSamples load_samples(const std::vector<std::string>& paths,
+                                          const profile::ReadOptions& read = {});
 
 /// The chip to model the profile with. `hw` is a name/path or "auto": auto picks the chip file
 /// whose cube/vector core counts match the inferred ones and sets its clock to the inferred one.

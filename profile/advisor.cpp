@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "model/op_desc.h"
+#include "profile/op_statistic.h"
 
 namespace npusim::profile {
 
@@ -147,6 +148,14 @@ class Analyzer {
     report_.skipped.push_back({check, reason});
   }
   [[nodiscard]] double step_time_us() const;
+  /// The first kernel source that states the AI Core clock (a database's AICORE_FREQ, a
+  /// timeline's AI Core Freq track), or nullptr.
+  [[nodiscard]] const KernelFileInfo* source_clock() const {
+    for (const auto& i : infos_) {
+      if (i.aicore_freq_mhz) return &i;
+    }
+    return nullptr;
+  }
 
   const ProfileSource& src_;
   const AnalyzeOptions& opt_;
@@ -172,10 +181,12 @@ class Analyzer {
   std::vector<std::array<double, 3>> util_samples_;  // cycles, duration, util %
   bool has_wait_column_ = false;
   std::uint64_t untyped_ = 0;  // compute rows without an op type (Level0)
+  OpStatistic op_stat_;        // msprof's op_statistic, rebuilt
 };
 
 void Analyzer::add(const KernelRow& row) {
   add_timeline(row);
+  op_stat_.add(row);
   if (row.kind == TaskKind::kCommunication) {
     ++report_.communication_ops;
     report_.communication_time_us += row.duration_us;
@@ -348,6 +359,11 @@ void Analyzer::infer_chip() {
     c.cores_source = fmt::format("frequency inferred from {} AI_CORE rows (aic_total_cycles / "
                                  "(aicore_time x block dim))",
                                  freq_samples_.size());
+  } else if (const auto* db = source_clock()) {
+    c.freq_mhz = *db->aicore_freq_mhz;
+    c.cores_source = fmt::format("frequency from {} ({})",
+                                 db->source_kind == "db" ? "AICORE_FREQ" : "the AI Core Freq track",
+                                 std::filesystem::path(db->file).filename().string());
   } else if (src_.trace_json) {
     try {
       const TraceInfo t = read_trace_json(*src_.trace_json);
@@ -823,7 +839,7 @@ Report Analyzer::run() {
     }
   }
   for (const auto& file : src_.kernel_files) {
-    infos_.push_back(read_kernel_table(file, [this](const KernelRow& r) { add(r); }));
+    infos_.push_back(read_kernel_table(file, [this](const KernelRow& r) { add(r); }, src_.read));
     report_.layouts.push_back(infos_.back().layout);
     for (const auto& m : infos_.back().broken_row_messages) report_.notes.push_back(m);
     if (infos_.back().broken_rows > infos_.back().broken_row_messages.size()) {
@@ -850,6 +866,10 @@ Report Analyzer::run() {
     return a.total_us != b.total_us ? a.total_us > b.total_us : a.type < b.type;
   };
   std::sort(report_.op_types.begin(), report_.op_types.end(), by_total);
+  if (!src_.kernel_files.empty()) {
+    report_.op_statistic = op_stat_.rows();
+    report_.other_device_types = op_stat_.other_device_rows();
+  }
   std::sort(report_.communication_types.begin(), report_.communication_types.end(), by_total);
 
   // Cross-check against op_statistic when both are present.

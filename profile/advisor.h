@@ -131,6 +131,12 @@ struct Report {
   double wait_time_us = 0;         ///< Σ task wait of compute tasks
   std::vector<TypeStat> op_types;  ///< compute, by total time descending
   std::vector<TypeStat> communication_types;
+  /// msprof's op_statistic rebuilt from the kernel rows: (OP Type, Core Type) keys, other device
+  /// tasks (DSA_SQE...) included, communication not (empty when only op_statistic was read).
+  std::vector<OpStatRow> op_statistic;
+  /// The rows of op_statistic whose core type is not a kernel's (DSA_SQE...): device work the
+  /// compute totals leave out, listed so it is not silently dropped.
+  std::vector<OpStatRow> other_device_types;
   std::vector<StepStat> steps;
   ChipFigures chip;
   std::vector<Finding> findings;   ///< by time at stake descending

@@ -18,6 +18,17 @@ CsvReader::CsvReader(const std::filesystem::path& file) : file_(file.string()) {
   if (fp_ == nullptr) {
     throw InputError({file_, 0, 0}, "cannot open the file for reading");
   }
+  read_header();
+}
+
+CsvReader::CsvReader(std::string name, std::string_view text) : file_(std::move(name)), text_(text) {
+  // fmemopen of a zero-length buffer fails on some libcs: an empty text reads as an empty file.
+  fp_ = text_.empty() ? std::tmpfile() : fmemopen(text_.data(), text_.size(), "rb");
+  if (fp_ == nullptr) throw InputError({file_, 0, 0}, "cannot read the text");
+  read_header();
+}
+
+void CsvReader::read_header() {
   buf_.resize(kBlockBytes);
   if (!read_record()) {
     throw InputError({file_, 1, 0}, "empty file: expected a header line of column names");

@@ -23,6 +23,8 @@ class CsvReader {
   /// Opens `file` and reads its header record. Throws InputError when the file cannot be opened
   /// or holds no header (empty file).
   explicit CsvReader(const std::filesystem::path& file);
+  /// Reads `text` held in memory as if it were a file called `name` (tests, fuzzing).
+  CsvReader(std::string name, std::string_view text);
   ~CsvReader();
   CsvReader(const CsvReader&) = delete;
   CsvReader& operator=(const CsvReader&) = delete;
@@ -52,11 +54,13 @@ class CsvReader {
   [[nodiscard]] std::uint64_t bytes_read() const noexcept { return bytes_read_; }
 
  private:
+  void read_header();
   bool read_record();       // fills fields_ from the next record; false at EOF
   bool fill();              // reads more bytes; false at EOF
   void split_fields(char* begin, char* end);
 
   std::string file_;
+  std::string text_;  // the in-memory input of the text constructor (fmemopen reads it)
   std::FILE* fp_ = nullptr;
   std::vector<char> buf_;
   std::size_t pos_ = 0;  // first unread byte in buf_

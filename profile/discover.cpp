@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "model/error.h"
+#include "profile/db_reader.h"
 
 namespace npusim::profile {
 
@@ -15,15 +16,17 @@ namespace fs = std::filesystem;
 std::vector<fs::path> ProfileSource::files() const {
   std::vector<fs::path> out = kernel_files;
   for (const auto* f : {&op_statistic, &task_time, &api_statistic, &pcie, &trace_json,
-                        &profiler_info}) {
-    if (*f) out.push_back(**f);
+                        &profiler_info, &database}) {
+    if (*f && std::find(out.begin(), out.end(), **f) == out.end()) out.push_back(**f);
   }
   return out;
 }
 
 namespace {
 
-enum class FileRole { kNone, kKernel, kOpStatistic, kTaskTime, kApiStatistic, kPcie, kTrace, kInfo };
+enum class FileRole {
+  kNone, kKernel, kOpStatistic, kTaskTime, kApiStatistic, kPcie, kTrace, kInfo, kDatabase
+};
 
 bool starts_with(const std::string& s, std::string_view p) { return s.rfind(p, 0) == 0; }
 bool ends_with(const std::string& s, std::string_view p) {
@@ -47,6 +50,8 @@ FileRole role_of(const fs::path& p) {
     if (n == "trace_view.json" || (starts_with(n, "msprof_") && !starts_with(n, "msprof_tx")))
       return FileRole::kTrace;
     if (starts_with(n, "profiler_info")) return FileRole::kInfo;
+  } else if (is_profiler_db_name(n)) {
+    return FileRole::kDatabase;
   }
   return FileRole::kNone;
 }
@@ -74,6 +79,7 @@ void put(ProfileSource& s, FileRole role, const fs::path& file, std::vector<std:
     case FileRole::kPcie: set(s.pcie, "pcie"); break;
     case FileRole::kTrace: set(s.trace_json, "timeline JSON"); break;
     case FileRole::kInfo: set(s.profiler_info, "profiler_info"); break;
+    case FileRole::kDatabase: set(s.database, "profiler database"); break;
     case FileRole::kNone: break;
   }
 }
@@ -105,9 +111,29 @@ std::string profile_name(const fs::path& folder, const fs::path& search_root) {
   return name.empty() ? folder.string() : name;
 }
 
+// The per-op source when there is no CSV kernel table: the database, else the timeline.
+void choose_kernel_source(ProfileSource& s) {
+  if (!s.kernel_files.empty()) return;
+  if (s.database) {
+    s.kernel_files.push_back(*s.database);
+    s.kernel_source = "db";
+  } else if (s.trace_json) {
+    s.kernel_files.push_back(*s.trace_json);
+    s.kernel_source = "trace";
+  }
+}
+
+// The PROF_* or *_ascend_pt folder a profile folder belongs to (itself when it is none).
+fs::path anchor_of(const fs::path& folder) {
+  for (fs::path p = folder; !p.empty() && p != p.root_path(); p = p.parent_path()) {
+    if (is_ascend_pt_dir(p) || is_prof_dir(p)) return p;
+  }
+  return folder;
+}
+
 }  // namespace
 
-Discovery discover_profiles(const fs::path& path) {
+Discovery discover_profiles(const fs::path& path, const ReadOptions& read) {
   std::error_code ec;
   const std::string shown = path.string();
   if (!fs::exists(path, ec)) throw InputError({shown, 0, 0}, "no such file or folder");
@@ -126,14 +152,19 @@ Discovery discover_profiles(const fs::path& path) {
       throw InputError({shown, 0, 0},
                        "not a profiler file npusim reads: expected op_summary_*.csv, "
                        "kernel_details.csv, op_statistic*.csv, task_time_*.csv, "
-                       "api_statistic*.csv, pcie_*.csv, msprof_*.json or trace_view.json");
+                       "api_statistic*.csv, pcie_*.csv, ascend_pytorch_profiler_*.db, "
+                       "msprof_*.db, msprof_*.json or trace_view.json");
     }
-    if (role != FileRole::kKernel && role != FileRole::kOpStatistic) {
+    if (role != FileRole::kKernel && role != FileRole::kOpStatistic &&
+        role != FileRole::kDatabase && role != FileRole::kTrace) {
       throw InputError({shown, 0, 0},
                        "this file alone holds no per-op times: point at an op_summary / "
-                       "kernel_details / op_statistic file, or at the profile folder");
+                       "kernel_details / op_statistic / profiler .db / timeline JSON file, or at "
+                       "the profile folder");
     }
     put(s, role, path, d.notes);
+    choose_kernel_source(s);
+    s.read = read;
     d.profiles.push_back(std::move(s));
     return d;
   }
@@ -192,9 +223,13 @@ Discovery discover_profiles(const fs::path& path) {
         s.profiler_info = info;
       }
     }
+    choose_kernel_source(s);
+    s.read = read;
     if (s.kernel_files.empty() && !s.op_statistic) {
-      d.notes.push_back(fmt::format("{}: no op_summary / kernel_details / op_statistic file, "
-                                    "skipped",
+      // A timeline-only folder without the hardware track is still passed over here: the
+      // profile_info / api files alone hold no per-op times.
+      d.notes.push_back(fmt::format("{}: no op_summary / kernel_details / op_statistic / "
+                                    "profiler database / timeline file, skipped",
                                     name));
       continue;
     }
@@ -204,11 +239,34 @@ Discovery discover_profiles(const fs::path& path) {
     }
     d.profiles.push_back(std::move(s));
   }
+  // msprof writes PROF_*/msprof_<ts>.db beside PROF_*/mindstudio_profiler_output/*.csv: one
+  // profile read twice. A database- or timeline-only folder whose PROF_* / *_ascend_pt holds a
+  // CSV kernel table elsewhere is dropped.
+  std::vector<fs::path> csv_anchors;
+  for (const auto& p : d.profiles) {
+    if (p.kernel_source == "csv" && !p.kernel_files.empty()) {
+      csv_anchors.push_back(anchor_of(p.folder));
+    }
+  }
+  std::vector<ProfileSource> kept;
+  for (auto& p : d.profiles) {
+    const fs::path a = anchor_of(p.folder);
+    if (p.kernel_source != "csv" &&
+        std::find(csv_anchors.begin(), csv_anchors.end(), a) != csv_anchors.end()) {
+      d.notes.push_back(fmt::format("{}: {} not read, the CSV kernel table of the same profile "
+                                    "is",
+                                    p.name, p.kernel_files.front().filename().string()));
+      continue;
+    }
+    kept.push_back(std::move(p));
+  }
+  d.profiles = std::move(kept);
   if (d.profiles.empty()) {
     throw InputError({shown, 0, 0},
                      "no profile found: expected a PROF_* folder (mindstudio_profiler_output/"
-                     "op_summary_*.csv), a *_ascend_pt folder (ASCEND_PROFILER_OUTPUT/"
-                     "kernel_details.csv) or such a file");
+                     "op_summary_*.csv or msprof_*.db), a *_ascend_pt folder "
+                     "(ASCEND_PROFILER_OUTPUT/kernel_details.csv, ascend_pytorch_profiler_*.db "
+                     "or trace_view.json) or such a file");
   }
   std::sort(d.profiles.begin(), d.profiles.end(),
             [](const ProfileSource& a, const ProfileSource& b) { return a.name < b.name; });

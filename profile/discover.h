@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "profile/readers.h"
+
 namespace npusim::profile {
 
 /// The files of one device or rank.
@@ -21,6 +23,12 @@ struct ProfileSource {
   std::optional<std::filesystem::path> pcie;
   std::optional<std::filesystem::path> trace_json;     ///< msprof_*.json or trace_view.json
   std::optional<std::filesystem::path> profiler_info;  ///< profiler_info_<rank>.json
+  std::optional<std::filesystem::path> database;  ///< ascend_pytorch_profiler_*.db / msprof_*.db
+  /// Where the per-op rows come from: "csv" (op_summary / kernel_details), "db" (the database,
+  /// when no CSV kernel table is there) or "trace" (the timeline JSON, when neither is).
+  std::string kernel_source = "csv";
+  /// How the readers treat damaged files (discover_profiles copies its argument here).
+  ReadOptions read;
 
   /// Every file found, for "what was used" messages.
   [[nodiscard]] std::vector<std::filesystem::path> files() const;
@@ -34,8 +42,10 @@ struct Discovery {
 
 /// Finds the profiles under `path` (a file or a folder, searched up to 16 levels deep).
 /// A single CSV whose name is not a known one is accepted when its header is a kernel table.
-/// Throws InputError when the path does not exist or nothing usable is found (listing what the
-/// reader looks for).
-[[nodiscard]] Discovery discover_profiles(const std::filesystem::path& path);
+/// Per-op rows come from the CSV kernel tables when there are any, else from the profiler
+/// database, else from the timeline JSON. Throws InputError when the path does not exist or
+/// nothing usable is found (listing what the reader looks for).
+[[nodiscard]] Discovery discover_profiles(const std::filesystem::path& path,
+                                          const ReadOptions& read = {});
 
 }  // namespace npusim::profile

@@ -42,7 +42,8 @@ GraphExport graph_from_profile(const ProfileSource& source, std::optional<std::i
   bool has_step_column = false;
   // First pass: which steps exist (the kernel table is streamed, not kept).
   for (const auto& f : source.kernel_files) {
-    const auto info = read_kernel_table(f, [&](const KernelRow& r) { steps.insert(r.step_id); });
+    const auto info = read_kernel_table(
+        f, [&](const KernelRow& r) { steps.insert(r.step_id); }, source.read);
     has_step_column = has_step_column || info.has_step_id;
   }
   out.steps_found.assign(steps.begin(), steps.end());
@@ -77,7 +78,7 @@ GraphExport graph_from_profile(const ProfileSource& source, std::optional<std::i
       } else {
         ops.push_back({r, "", f.string()});
       }
-    });
+    }, source.read);
   }
   if (ops.empty()) {
     throw InputError({source.kernel_files.front().string(), 0, 0},

@@ -72,11 +72,12 @@ Observation observe(const KernelRow& row, const std::string& file) {
   return o;
 }
 
-ObservationSet read_observations(const std::vector<std::string>& files) {
+ObservationSet read_observations(const std::vector<std::string>& files,
+                                 const ReadOptions& options) {
   ObservationSet set;
   constexpr std::size_t kKeptSkips = 100;
   for (const auto& file : files) {
-    read_kernel_table(file, [&](const KernelRow& row) {
+    set.files.push_back(read_kernel_table(file, [&](const KernelRow& row) {
       if (row.kind == TaskKind::kCommunication) {
         set.communication.push_back(row);
         return;
@@ -91,7 +92,7 @@ ObservationSet read_observations(const std::vector<std::string>& files) {
         ++set.skipped_count;
         if (set.skipped.size() < kKeptSkips) set.skipped.push_back({e.pos(), e.detail()});
       }
-    });
+    }, options));
   }
   return set;
 }

@@ -48,6 +48,7 @@ struct ObservationSet {
   std::vector<KernelRow> other;        ///< DSA, SDMA, event tasks ...
   std::vector<SkippedRow> skipped;     ///< compute rows without usable shapes (first 100 kept)
   std::uint64_t skipped_count = 0;     ///< all skipped rows
+  std::vector<KernelFileInfo> files;   ///< what each reader found (layout, malformed rows, clock)
 };
 
 /// The Placement of a compute task kind (vector, mix, aicpu); empty for AI_CORE (the op's family
@@ -62,7 +63,9 @@ struct ObservationSet {
 [[nodiscard]] Observation observe(const KernelRow& row, const std::string& file);
 
 /// Reads every kernel file of `files` and sorts its rows into observations, communication and
-/// other tasks. Rows whose shapes are missing or malformed are counted in `skipped`.
-[[nodiscard]] ObservationSet read_observations(const std::vector<std::string>& files);
+/// other tasks. Rows whose shapes are missing or malformed are counted in `skipped`; rows the
+/// reader could not parse at all are counted in `malformed` (options.strict: an InputError).
+[[nodiscard]] ObservationSet read_observations(const std::vector<std::string>& files,
+                                               const ReadOptions& options = {});
 
 }  // namespace npusim::profile

@@ -13,6 +13,8 @@
 
 #include "profile/columns.h"
 #include "profile/csv_reader.h"
+#include "profile/db_reader.h"
+#include "profile/trace_reader.h"
 
 namespace npusim::profile {
 
@@ -276,9 +278,28 @@ void assign(std::string& dst, std::string_view src) { dst.assign(src.data(), src
 
 }  // namespace
 
-KernelFileInfo read_kernel_table(const fs::path& file,
-                                 const std::function<void(const KernelRow&)>& on_row) {
-  CsvReader r(file);
+void skip_row(KernelFileInfo& info, const InputError& defect, const ReadOptions& options) {
+  if (options.strict) throw defect;
+  ++info.broken_rows;
+  if (info.broken_row_messages.size() < kReportedDefects) {
+    info.broken_row_messages.push_back(std::string(defect.what()) + " (row skipped)");
+  }
+}
+
+void check_mostly_read(const KernelFileInfo& info, const SourcePos& pos) {
+  // More than half the rows malformed: whatever was read is not a fair sample of the file.
+  if (info.broken_rows == 0 || info.broken_rows <= info.rows) return;
+  throw InputError(pos, fmt::format("{} of {} rows are malformed: not read (first: {})",
+                                    info.broken_rows, info.broken_rows + info.rows,
+                                    info.broken_row_messages.empty()
+                                        ? std::string("-")
+                                        : info.broken_row_messages.front()));
+}
+
+namespace {
+
+KernelFileInfo read_kernel_csv(CsvReader& r, const std::function<void(const KernelRow&)>& on_row,
+                               const ReadOptions& options) {
   check_delimiter(r);
   const ColumnMap m(r.header(), r.file(), r.header_line());
   const std::string what = "op_summary/kernel_details";
@@ -296,8 +317,8 @@ KernelFileInfo read_kernel_table(const fs::path& file,
   info.has_mte2 = m.has(Col::kAicMte2Ratio) || m.has(Col::kAivMte2Ratio) || m.has(Col::kMte2Ratio);
   info.has_pmu = info.has_cycles || info.has_mte2 || m.has(Col::kAivTotalCycles);
   info.has_cube_utilization = m.has(Col::kCubeUtilization);
-  for (Col c : {Col::kStartTime, Col::kOpType, Col::kTaskType, Col::kWaitTime, Col::kBlockDim, Col::kStreamId,
-                Col::kInputShapes, Col::kInputDtypes, Col::kAicTotalCycles,
+  for (Col c : {Col::kStartTime, Col::kOpType, Col::kTaskType, Col::kWaitTime, Col::kBlockDim,
+                Col::kStreamId, Col::kInputShapes, Col::kInputDtypes, Col::kAicTotalCycles,
                 Col::kCubeUtilization}) {
     if (!m.has(c)) info.missing_optional.emplace_back(column_name(c));
   }
@@ -305,16 +326,9 @@ KernelFileInfo read_kernel_table(const fs::path& file,
 
   const RowParser p(r, m);
   KernelRow row;
-  std::optional<InputError> pending;  // a short row: an error only if it is the last one
-  while (r.next()) {
-    if (pending) {
-      ++info.broken_rows;
-      if (info.broken_row_messages.size() < 10) {
-        info.broken_row_messages.push_back(std::string(pending->what()) + " (row skipped)");
-      }
-      pending.reset();
-    }
-    if ((pending = p.short_row())) continue;
+  // Every cell is parsed into `row` before on_row sees it: a row that throws half-way is skipped
+  // whole, never passed on half-filled.
+  auto parse = [&] {
     p.check_width();
     row.line = r.line();
     row.step_id = p.integer(Col::kStepId, -1);
@@ -329,9 +343,10 @@ KernelFileInfo read_kernel_table(const fs::path& file,
     row.start_ns = p.time_ns(Col::kStartTime);
     row.duration_us = p.number(Col::kDuration, 0, true);
     if (row.duration_us < 0) {
-      throw InputError({r.file(), r.line(), static_cast<std::uint32_t>(*m.index(Col::kDuration) + 1)},
-                       fmt::format("column '{}': a duration cannot be negative, got {}",
-                                   m.header_name(Col::kDuration), row.duration_us));
+      throw InputError(
+          {r.file(), r.line(), static_cast<std::uint32_t>(*m.index(Col::kDuration) + 1)},
+          fmt::format("column '{}': a duration cannot be negative, got {}",
+                      m.header_name(Col::kDuration), row.duration_us));
     }
     row.wait_us = p.number(Col::kWaitTime);
     row.block_dim = static_cast<int>(p.integer(Col::kBlockDim, 0));
@@ -358,11 +373,75 @@ KernelFileInfo read_kernel_table(const fs::path& file,
     row.mte2_time_us = p.number(Col::kMte2Time);
     row.mte2_ratio = p.number(Col::kMte2Ratio);
     row.cube_utilization_pct = p.number(Col::kCubeUtilization);
+  };
+
+  std::optional<InputError> pending;  // a short row: truncation if it is the last one
+  for (;;) {
+    bool more = false;
+    try {
+      more = r.next();
+    } catch (const InputError& e) {
+      // A quoted field never closed: the file was cut inside the last row.
+      if (options.strict) throw;
+      if (pending) skip_row(info, *pending, options);
+      pending.reset();
+      info.truncated = std::string(e.what());
+      skip_row(info, e, options);
+      break;
+    }
+    if (!more) break;
+    if (pending) {
+      skip_row(info, *pending, options);
+      pending.reset();
+    }
+    if ((pending = p.short_row())) {
+      if (options.strict) {
+        // A short row in the middle is damage; at the end it is truncation. Either fails.
+        throw *pending;
+      }
+      continue;
+    }
+    try {
+      parse();
+    } catch (const InputError& e) {
+      skip_row(info, e, options);
+      continue;
+    }
     ++info.rows;
     on_row(row);
   }
-  if (pending) throw *pending;
+  if (pending) {
+    const InputError cut(pending->pos(), pending->detail() + " (the last row: the file is cut "
+                                                             "short)");
+    info.truncated = std::string(cut.what());
+    skip_row(info, cut, options);
+  }
+  check_mostly_read(info, {r.file(), r.header_line(), 0});
+  if (info.broken_rows > 0) {
+    info.layout += fmt::format(", {} of {} rows skipped as malformed{}", info.broken_rows,
+                               info.broken_rows + info.rows,
+                               info.truncated ? " (truncated file)" : "");
+  }
   return info;
+}
+
+}  // namespace
+
+KernelFileInfo read_kernel_table(const fs::path& file,
+                                 const std::function<void(const KernelRow&)>& on_row,
+                                 const ReadOptions& options) {
+  const std::string ext = file.extension().string();
+  if (ext == ".db") return read_db_kernels(file, on_row, options);
+  if (ext == ".json") return read_trace_kernels(file, on_row, options);
+  CsvReader r(file);
+  return read_kernel_csv(r, on_row, options);
+}
+
+KernelFileInfo read_kernel_table_text(const std::string& name, std::string_view text,
+                                      const std::function<void(const KernelRow&)>& on_row,
+                                      const ReadOptions& options) {
+  CsvReader r(name, text);
+  return read_kernel_csv(r, on_row, options);
 }
 
 namespace {

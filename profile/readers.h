@@ -86,20 +86,58 @@ struct KernelFileInfo {
   bool has_mte2 = false;         ///< an mte2 ratio column present
   bool has_cube_utilization = false;
   std::vector<std::string> missing_optional;  ///< canonical names of optional columns absent
-  /// Rows in the middle of the file with fewer fields than the header (seen in a real 2023
-  /// kernel_details: a row missing one column) are skipped, not guessed at; each is listed as
-  /// "file:line: ..." (the first 10) and counted. A short last row is a truncated file: an error.
+  /// Malformed rows skipped (a bad cell, a row narrower or wider than the header, a database row
+  /// with a NULL start or a dangling string id): counted here, the first kReportedDefects listed
+  /// as "file:line:col: reason (row skipped)". Never part of `rows`, never passed to on_row.
   std::uint64_t broken_rows = 0;
   std::vector<std::string> broken_row_messages;
+  /// The file ends inside a row (a short last row, or a quoted field never closed): that row is
+  /// skipped and counted in broken_rows too; this says where ("file:line: ...").
+  std::optional<std::string> truncated;
+  /// Where the rows came from: "csv", "db" (SQLite export) or "trace" (timeline JSON).
+  std::string source_kind = "csv";
+  /// Database only: META_DATA's SCHEMA_VERSION ("1.0.0"), or "unknown (no META_DATA table)".
+  std::string schema_version;
+  /// Database only: NPU_INFO's chip name ("Ascend910B"); empty when absent.
+  std::string chip;
+  /// Database (AICORE_FREQ) or timeline ("AI Core Freq" counter): the highest AI Core clock seen.
+  std::optional<double> aicore_freq_mhz;
 };
 
-/// Streams the rows of an op_summary / kernel_details (or msprof op OpBasicInfo) file to `on_row`
-/// (the row object is reused
-/// between calls: copy what you keep). Throws InputError with file:line(:col) for a missing
-/// required column (listing the columns found), a duplicate header, a wrong delimiter, a
-/// non-numeric value in a numeric column, a truncated last row or an empty file.
+/// How many defects a reader lists by position; the rest are only counted.
+inline constexpr std::size_t kReportedDefects = 10;
+
+/// How readers treat damaged input (docs/profile_formats.md, "Damaged input").
+struct ReadOptions {
+  /// false (default): a malformed row is skipped and counted (KernelFileInfo::broken_rows), a
+  /// truncated last row is reported as truncation, and the file is an error only when more than
+  /// half its rows are malformed or a required column/table is missing. true (--strict): the
+  /// first defect is an InputError.
+  bool strict = false;
+};
+
+/// Streams the rows of a per-op time source to `on_row` (the row object is reused between calls:
+/// copy what you keep). The file's kind decides the reader: an op_summary / kernel_details (or
+/// msprof op OpBasicInfo) CSV; a `.db` profiler database (profile/db_reader.h); a `.json`
+/// timeline (profile/trace_reader.h). Throws InputError with file:line(:col) for a missing
+/// required column (listing the columns found), a duplicate header, a wrong delimiter, an empty
+/// file, a file whose rows are mostly malformed, and, with options.strict, at the first
+/// malformed or truncated row.
 KernelFileInfo read_kernel_table(const std::filesystem::path& file,
-                                 const std::function<void(const KernelRow&)>& on_row);
+                                 const std::function<void(const KernelRow&)>& on_row,
+                                 const ReadOptions& options = {});
+/// The CSV reader of read_kernel_table on text held in memory (`name` is used in messages);
+/// for tests and the fuzz harness.
+KernelFileInfo read_kernel_table_text(const std::string& name, std::string_view text,
+                                      const std::function<void(const KernelRow&)>& on_row,
+                                      const ReadOptions& options = {});
+
+/// Records a malformed row in `info` (counted; listed while fewer than kReportedDefects are), or
+/// rethrows it under options.strict. Shared by the CSV, database and timeline readers.
+void skip_row(KernelFileInfo& info, const InputError& defect, const ReadOptions& options);
+/// Throws when more than half the rows of `info` were malformed (the file is not what it claims
+/// to be, or is damaged beyond use); `pos` is where the file is named.
+void check_mostly_read(const KernelFileInfo& info, const SourcePos& pos);
 
 /// One row of op_statistic_*.csv / op_statistic.csv.
 struct OpStatRow {

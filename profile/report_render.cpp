@@ -50,6 +50,23 @@ nlohmann::json finding_json(const Finding& f, const std::string& profile) {
           {"evidence", ev},     {"advice", f.advice}};
 }
 
+nlohmann::json op_stat_json(const OpStatRow& s) {
+  return {{"type", s.type},         {"core_type", s.core_type}, {"count", s.count},
+          {"total_us", s.total_us}, {"min_us", s.min_us},       {"avg_us", s.avg_us},
+          {"max_us", s.max_us},     {"ratio_pct", s.ratio_pct}};
+}
+
+// Device work outside the compute totals (DSA_SQE...), named so it is not silently dropped.
+std::string other_device_line(const Report& r) {
+  std::string out = "other device tasks (not in the compute totals):";
+  for (std::size_t i = 0; i < r.other_device_types.size(); ++i) {
+    const auto& s = r.other_device_types[i];
+    out += fmt::format("{} {} on {} {} x {}", i ? "," : "", s.type, s.core_type, s.count,
+                       fmt_us(s.avg_us));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string render_json(const std::vector<Report>& reports) {
@@ -76,6 +93,10 @@ std::string render_json(const std::vector<Report>& reports) {
     for (const auto& t : r.op_types) types.push_back(type_json(t));
     nlohmann::json comm = nlohmann::json::array();
     for (const auto& t : r.communication_types) comm.push_back(type_json(t));
+    nlohmann::json stat = nlohmann::json::array();
+    for (const auto& s : r.op_statistic) stat.push_back(op_stat_json(s));
+    nlohmann::json other = nlohmann::json::array();
+    for (const auto& s : r.other_device_types) other.push_back(op_stat_json(s));
     profiles.push_back({{"name", r.profile},
                         {"producer", r.producer},
                         {"cann_version", r.cann_version},
@@ -90,6 +111,8 @@ std::string render_json(const std::vector<Report>& reports) {
                         {"other_tasks", r.other_tasks},
                         {"op_types", types},
                         {"communication_types", comm},
+                        {"op_statistic", stat},
+                        {"other_device_types", other},
                         {"steps", steps}});
     utilization.push_back({{"profile", r.profile},
                            {"cube_cores", opt(r.chip.cube_cores)},
@@ -156,6 +179,7 @@ std::string render_text(const std::vector<Report>& reports) {
     out += fmt::format("   {} compute ops, {}; {} communication ops, {}; task wait {}\n", r.ops,
                        fmt_us(r.total_time_us), r.communication_ops,
                        fmt_us(r.communication_time_us), fmt_us(r.wait_time_us));
+    if (!r.other_device_types.empty()) out += "   " + other_device_line(r) + "\n";
     for (const auto& s : r.steps) {
       out += fmt::format("   step {}: span {}, device idle {}{}\n",
                          s.step >= 0 ? std::to_string(s.step) : "-", fmt_us(s.span_us),
@@ -211,6 +235,7 @@ std::string render_markdown(const std::vector<Report>& reports) {
     out += fmt::format("- compute: {} ops, {}; communication: {} ops, {}; task wait: {}\n",
                        r.ops, fmt_us(r.total_time_us), r.communication_ops,
                        fmt_us(r.communication_time_us), fmt_us(r.wait_time_us));
+    if (!r.other_device_types.empty()) out += "- " + other_device_line(r) + "\n";
     out += fmt::format("- {}\n\n", chip_line(r.chip));
     if (!r.steps.empty()) {
       out += "| step | ops | span (us) | idle | cube utilisation |\n|---|---|---|---|---|\n";
@@ -229,6 +254,16 @@ std::string render_markdown(const std::vector<Report>& reports) {
       out += fmt::format("| {} | {} | {} | {:.1f} | {:.2f} | {:.2f} | {:.2f} | {} |\n", t.type,
                          t.kind, t.count, t.total_us, t.mean_us(), t.min_us, t.max_us,
                          pct(t.share));
+    }
+    if (!r.op_statistic.empty()) {
+      out += "\n### op_statistic (OP Type x Core Type, as msprof writes it)\n\n| OP Type | Core "
+             "Type | Count | Total Time(us) | Min Time(us) | Avg Time(us) | Max Time(us) | "
+             "Ratio(%) |\n|---|---|---|---|---|---|---|---|\n";
+      for (const auto& s : r.op_statistic) {
+        out += fmt::format("| {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} |\n",
+                           s.type, s.core_type, s.count, s.total_us, s.min_us, s.avg_us,
+                           s.max_us, s.ratio_pct);
+      }
     }
     out += "\n### Findings (by time at stake)\n\n";
     if (r.findings.empty()) out += "None.\n\n";

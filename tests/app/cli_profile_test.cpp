@@ -71,9 +71,17 @@ TEST_CASE("analyze reads a folder of ranks, one report each", "[cli][analyze]") 
   CHECK(j["profiles"][0]["cann_version"] == "8.3.RC1");
 }
 
-TEST_CASE("analyze on a bad file exits 2 with the file:line message", "[cli][analyze]") {
+TEST_CASE("analyze on a bad row skips it and says so in the header", "[cli][analyze]") {
   const std::string bad = kData + "/bad/profile_nonnumeric_duration.csv";
   const auto r = run_cli("analyze '" + bad + "'");
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("1 of 2 rows skipped as malformed"));
+  CHECK_THAT(r.out, Catch::Contains("1 compute ops"));
+}
+
+TEST_CASE("analyze --strict on a bad file exits 2 with the file:line message", "[cli][analyze]") {
+  const std::string bad = kData + "/bad/profile_nonnumeric_duration.csv";
+  const auto r = run_cli("analyze --strict '" + bad + "'");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains(bad + ":3:5: error: column 'Task Duration(us)': expected a "
                                           "number, got 'abc'"));

@@ -24,10 +24,11 @@ std::vector<KernelRow> read_all(const std::string& file, KernelFileInfo* info = 
   return rows;
 }
 
-// The error a bad file gives, as `file:line:col: error: ...`.
+// The error a bad file gives under --strict, as `file:line:col: error: ...` (without it a bad row
+// is skipped: damaged_input_test.cpp).
 std::string error_of(const std::string& file) {
   try {
-    (void)read_all(file);
+    (void)read_kernel_table(file, [](const KernelRow&) {}, ReadOptions{true});
   } catch (const InputError& e) {
     return e.what();
   }
