@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <initializer_list>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -18,8 +20,10 @@ using P = Placement;
 OpKindInfo row(std::string_view type, F family, R role, P placement,
                std::initializer_list<VC> passes = {}, bool int64_vector = false,
                bool compare = false) {
-  OpKindInfo k{type, family, role, placement, {}, 0, int64_vector, compare, false};
-  for (VC c : passes) k.passes[k.pass_count++] = c;
+  OpKindInfo k{type, family, role, placement, {}, 0, {}, 0, int64_vector, compare, false};
+  for (VC c : passes) {
+    if (k.pass_count < k.passes.size()) k.passes[k.pass_count++] = c;
+  }
   return k;
 }
 
@@ -37,9 +41,16 @@ std::vector<OpKindInfo> build_table() {
                  "QuantBatchMatmulV3", "WeightQuantBatchMatmulV2", "GroupedMatmul"}) {
     cube(n, R::kBatchMatMul);
   }
-  for (auto n : {"Conv2D", "Conv2DV2", "Conv2DBackpropInput", "Conv2DBackpropFilter",
-                 "DepthwiseConv2D", "Conv3D", "Convolution"}) {
+  for (auto n : {"Conv2D", "Conv2DV2", "DepthwiseConv2D", "Conv3D", "Convolution"}) {
     cube(n, R::kConv2D);
+  }
+  for (auto n : {"Conv2DBackpropInput", "Conv2DBackpropInputD", "Conv2DBackpropInputV2",
+                 "Conv2DTranspose", "Conv2DTransposeD", "DepthwiseConv2DBackpropInput"}) {
+    cube(n, R::kConvBackpropInput);
+  }
+  for (auto n : {"Conv2DBackpropFilter", "Conv2DBackpropFilterD", "Conv2DBackpropFilterV2",
+                 "DepthwiseConv2DBackpropFilter"}) {
+    cube(n, R::kConvBackpropFilter);
   }
   // Fused attention: QK^T and PV (and their gradients) on the cube, the softmax on the vector
   // cores, in one MIX kernel; the softmax passes per score element are those of SoftmaxV2.
@@ -81,6 +92,34 @@ std::vector<OpKindInfo> build_table() {
     ew(n, {VC::kMultiplyAdd, VC::kMultiplyAdd, VC::kTranscendental, VC::kTranscendental,
            VC::kMultiplyAdd, VC::kBinary});
   }
+  // MindSpore / TBE training ops of the Ascend 910 corpus, composed the same way:
+  ew("LambApplyOptimizerAssign", {VC::kMultiplyAdd, VC::kMultiplyAdd, VC::kTranscendental,
+                                  VC::kTranscendental, VC::kMultiplyAdd, VC::kBinary});
+  ew("Adam", {VC::kMultiplyAdd, VC::kMultiplyAdd, VC::kTranscendental, VC::kTranscendental,
+              VC::kMultiplyAdd, VC::kBinary});
+  ew("LambApplyWeightAssign", {VC::kMultiplyAdd, VC::kBinary});
+  ew("ApplyRMSProp", {VC::kMultiplyAdd, VC::kMultiplyAdd, VC::kTranscendental, VC::kBinary});
+  for (auto n : {"ApplyMomentum", "FusedMulApplyMomentum"}) {
+    ew(n, {VC::kMultiplyAdd, VC::kMultiplyAdd});
+  }
+  for (auto n : {"FusedMulAddN", "AssignAdd", "ClipByNormNoDivSum"}) ew(n, {VC::kMultiplyAdd});
+  // relu that also writes its mask (a compare), and the gradient that selects by it
+  ew("ReLUV2", {VC::kUnary, VC::kBinary});
+  ew("ReluGradV2", {VC::kBinary});
+  for (auto n : {"MinimumGrad", "MaximumGrad"}) ew(n, {VC::kBinary, VC::kBinary});
+  // dropout: select by the mask, scale by 1 / keep probability
+  for (auto n : {"DropoutDoMask", "DropOutDoMask", "DropOutDoMaskV3"}) {
+    ew(n, {VC::kBinary, VC::kBinary});
+  }
+  // batch norm once its statistics are known: normalise and scale per element
+  ew("BNTrainingUpdate", {VC::kMultiplyAdd, VC::kMultiplyAdd});
+  ew("BNTrainingReduceGrad", {VC::kBinary, VC::kMultiplyAdd, VC::kMultiplyAdd});
+  for (auto n : {"SigmoidCrossEntropyWithLogits", "SigmoidCrossEntropyWithLogitsGrad"}) {
+    ew(n, {VC::kSigmoid, VC::kMultiplyAdd});
+  }
+  for (auto n : {"NPUGetFloatStatus", "NPUClearFloatStatus", "NPUAllocFloatStatus", "OneHot"}) {
+    ew(n, {VC::kUnary});
+  }
   for (auto n : {"Div", "RealDiv", "Exp", "Log", "Sqrt", "Rsqrt", "Pow", "DivNoNan", "Log1p",
                  "Expm1", "RsqrtGrad", "SqrtGrad"}) {
     ew(n, {VC::kTranscendental});
@@ -111,6 +150,29 @@ std::vector<OpKindInfo> build_table() {
                  "BNTrainingReduce", "Norm", "LpNormV2"}) {
     red(n, R::kReduce, {VC::kReduce});
   }
+  // pooling windows over NC1HWC0 maps (model/cost/pool.cpp); passes are the pool plan's own
+  for (auto n : {"MaxPool", "MaxPoolV3", "MaxPoolWithArgmax", "MaxPoolWithArgmaxV1",
+                 "MaxPoolWithArgmaxV2", "AvgPool", "AvgPoolV2"}) {
+    red(n, R::kPool, {VC::kBinary});
+  }
+  for (auto n : {"MaxPoolGrad", "MaxPoolGradWithArgmax", "MaxPoolGradWithArgmaxV1",
+                 "MaxPoolGradWithArgmaxV2", "AvgPoolGrad", "AvgPoolGradVm", "AvgPoolV2Grad"}) {
+    red(n, R::kPoolGrad, {VC::kBinary});
+  }
+  // per-channel (or per-column) sums: of the gradient, of squares, of dy and dy * x_hat
+  red("BiasAddGrad", R::kReduce, {VC::kReduce});
+  for (auto n : {"SquareSumV1", "SquareSumV2", "LpNormReduceV2", "SquareSumAll"}) {
+    red(n, R::kReduce, {VC::kBinary, VC::kReduce});
+  }
+  red("BNTrainingUpdateGrad", R::kReduce, {VC::kBinary, VC::kMultiplyAdd, VC::kReduce, VC::kReduce});
+  red("LayerNormBetaGammaBackpropV2", R::kReduce, {VC::kBinary, VC::kReduce, VC::kReduce});
+  red("LayerNormXBackpropV2", R::kRowwise,
+      {VC::kReduce, VC::kBinary, VC::kMultiplyAdd, VC::kReduce, VC::kMultiplyAdd,
+       VC::kMultiplyAdd});
+  for (auto n : {"SoftmaxGradExt", "ConfusionSoftmaxGrad"}) {
+    red(n, R::kRowwise, {VC::kBinary, VC::kReduce, VC::kMultiplyAdd});
+  }
+  red("LogSoftmaxGrad", R::kRowwise, {VC::kTranscendental, VC::kReduce, VC::kMultiplyAdd});
   for (auto n : {"SoftmaxV2", "Softmax", "LogSoftmaxV2", "LogSoftmax", "SoftmaxGrad",
                  "SoftmaxCrossEntropyWithLogits"}) {
     red(n, R::kRowwise,
@@ -153,7 +215,11 @@ std::vector<OpKindInfo> build_table() {
   for (auto n : {"Split", "SplitD", "SplitV", "SplitVD", "Unpack", "Unstack", "Chunk"}) {
     mv(n, R::kSplit, {});
   }
-  for (auto n : {"Pad", "PadD", "PadV2", "PadV3", "PadV3D", "MirrorPad", "ConstantPad"}) {
+  // AtomicAddrClean zeroes the output workspace of a kernel that adds into it atomically
+  mv("AtomicAddrClean", R::kCopy, {});
+  t.back().writes_only = true;
+  for (auto n : {"Pad", "PadD", "PadV2", "PadV3", "PadV3D", "MirrorPad", "ConstantPad",
+                 "StridedSliceGrad"}) {
     mv(n, R::kPad, {VC::kUnary});
   }
 
@@ -200,28 +266,97 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+// A fusion's row owns the name its `type` views.
+struct FusedRow {
+  std::string name;
+  OpKindInfo info;
+};
+
 struct Index {
   std::vector<OpKindInfo> rows = build_table();
   std::unordered_map<std::string, std::size_t> by_name;
   OpKindInfo generic = row("<generic>", F::kGeneric, R::kGeneric, P::kVector, {VC::kUnary}, true);
+  std::mutex fused_mutex;
+  std::unordered_map<std::string, std::unique_ptr<FusedRow>> fused;  // by lower-case name
   Index() {
     for (std::size_t i = 0; i < rows.size(); ++i) by_name.emplace(lower(rows[i].type), i);
   }
+  [[nodiscard]] const OpKindInfo* find(const std::string& key) const {
+    const auto it = by_name.find(key);
+    return it == by_name.end() ? nullptr : &rows[it->second];
+  }
 };
 
-const Index& index() {
-  static const Index idx;
+// GE names a fused kernel after the ops it fuses, in order: FusionOp_Conv2D_BNTrainingReduce,
+// FusionOp_MatMul_Mul, FusionOp_BNTrainingUpdate_ReLUV2 (MindSpore on the Ascend 910). The
+// parts are split on '_', joining a part with the next while it names no op (op types may hold
+// an underscore themselves).
+std::vector<const OpKindInfo*> fusion_parts(const Index& idx, std::string_view rest) {
+  std::vector<const OpKindInfo*> parts;
+  std::string pending;
+  std::size_t pos = 0;
+  while (pos <= rest.size()) {
+    const std::size_t end = std::min(rest.find('_', pos), rest.size());
+    if (!pending.empty()) pending += '_';
+    pending += rest.substr(pos, end - pos);
+    if (const OpKindInfo* k = idx.find(pending)) {
+      parts.push_back(k);
+      pending.clear();
+    }
+    pos = end + 1;
+  }
+  if (!pending.empty()) parts.clear();  // a tail that names no op: not a fusion we can cost
+  return parts;
+}
+
+const OpKindInfo* fusion_kind(Index& idx, const std::string& key, std::string_view type) {
+  static constexpr std::string_view kPrefix = "fusionop_";
+  if (key.rfind(kPrefix, 0) != 0) return nullptr;
+  const std::lock_guard<std::mutex> lock(idx.fused_mutex);
+  if (const auto it = idx.fused.find(key); it != idx.fused.end()) return &it->second->info;
+  const std::vector<const OpKindInfo*> parts =
+      fusion_parts(idx, std::string_view(key).substr(kPrefix.size()));
+  if (parts.empty()) return nullptr;
+  const OpKindInfo* main = parts.front();
+  for (const OpKindInfo* k : parts) {
+    if (k->family == F::kCube) {
+      main = k;
+      break;
+    }
+  }
+  auto fused = std::make_unique<FusedRow>();
+  fused->name = std::string(type);
+  OpKindInfo& info = fused->info;
+  info = *main;
+  const bool cube = info.family == F::kCube;
+  for (const OpKindInfo* k : parts) {
+    if (k == main) continue;
+    for (std::uint8_t i = 0; i < k->pass_count; ++i) {
+      auto& passes = cube ? info.epilogue : info.passes;
+      auto& count = cube ? info.epilogue_count : info.pass_count;
+      if (count < passes.size()) passes[count++] = k->passes[i];
+    }
+  }
+  info.type = fused->name;
+  const OpKindInfo* out = &info;
+  idx.fused.emplace(key, std::move(fused));
+  return out;
+}
+
+Index& index() {
+  static Index idx;
   return idx;
 }
 
 }  // namespace
 
 const OpKindInfo& lookup_op_kind(std::string_view type) noexcept {
-  const Index& idx = index();
+  Index& idx = index();
   std::string key = lower(type);
   // aclnn kernels appear in profiles as "aclnnAdd"; the op type behind them is the rest.
   if (key.rfind("aclnn", 0) == 0) key.erase(0, 5);
-  if (auto it = idx.by_name.find(key); it != idx.by_name.end()) return idx.rows[it->second];
+  if (const OpKindInfo* k = idx.find(key)) return *k;
+  if (const OpKindInfo* k = fusion_kind(idx, key, type)) return *k;
   return idx.generic;
 }
 

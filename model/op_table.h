@@ -15,9 +15,11 @@ namespace npusim {
 
 /// What an op does inside its family; selects the plan builder's shape rules.
 enum class OpRole : std::uint8_t {
-  kMatMul, kBatchMatMul, kConv2D, kAttention,       // cube (attention: a MIX kernel)
+  kMatMul, kBatchMatMul, kAttention,                 // cube (attention: a MIX kernel)
+  kConv2D, kConvBackpropInput, kConvBackpropFilter,  // cube, implicit GEMM (model/cost/conv.cpp)
   kElementwise,                                      // elementwise with broadcast
   kReduce, kRowwise,                                 // reductions; softmax/norms keep the shape
+  kPool, kPoolGrad,                                  // pooling windows (model/cost/pool.cpp)
   kTile, kConcat, kTranspose, kTransData, kCast, kSlice, kCopy, kSplit, kPad,  // data movement
   kGather, kGatherElements, kScatter,                // index
   kTopK, kSort,                                      // sort
@@ -31,8 +33,12 @@ struct OpKindInfo {
   OpFamily family;
   OpRole role;
   Placement placement;     ///< default placement
-  std::array<VectorClass, 6> passes{};  ///< vector passes per element (elementwise, reductions)
+  std::array<VectorClass, 8> passes{};  ///< vector passes per element (elementwise, reductions)
   std::uint8_t pass_count = 0;
+  /// A GE fusion (FusionOp_A_B_C) whose main op is a cube op: the other ops' vector passes, run
+  /// over each element of the main op's output in the same launch (an epilogue).
+  std::array<VectorClass, 8> epilogue{};
+  std::uint8_t epilogue_count = 0;
   bool int64_vector = false;  ///< has a vector path for int64 (vconv); otherwise scalar fallback
   bool compare = false;       ///< output is BOOL regardless of inputs (Equal, Less, ...)
   bool writes_only = false;   ///< reads no input data, only writes (ZerosLike, Fill, Range)
@@ -40,6 +46,10 @@ struct OpKindInfo {
 
 /// The row for `type` (exact CANN spelling; also accepts the aclnn-prefixed kernel names and
 /// case differences). Unknown types return the generic row, whose `type` is "<generic>".
+/// A GE fusion `FusionOp_A_B_C` gets a row of its own, built once from the rows of A, B, C:
+/// one launch costed as its main op (the first cube op among them, else the first known one)
+/// with the vector passes of the others added per element (appended to a vector main op's
+/// passes, or as a cube main op's epilogue). Names it cannot split resolve to the generic row.
 [[nodiscard]] const OpKindInfo& lookup_op_kind(std::string_view type) noexcept;
 
 /// Every row of the table, for documentation and tests.

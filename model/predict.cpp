@@ -26,7 +26,10 @@ OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const Pred
     switch (kind.family) {
       case OpFamily::kCube: return cost::plan_cube(op, hw, cores, &phases);
       case OpFamily::kElementwise: return cost::plan_elementwise(op, hw, cores);
-      case OpFamily::kReduction: return cost::plan_reduction(op, hw, cores);
+      case OpFamily::kReduction:
+        return kind.role == OpRole::kPool || kind.role == OpRole::kPoolGrad
+                   ? cost::plan_pool(op, hw, cores)
+                   : cost::plan_reduction(op, hw, cores);
       case OpFamily::kDataMovement: return cost::plan_data_movement(op, hw, cores);
       case OpFamily::kIndex: return cost::plan_index(op, hw, cores);
       case OpFamily::kSort: return cost::plan_sort(op, hw, cores);
@@ -35,6 +38,15 @@ OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const Pred
     }
     return cost::plan_generic(op, hw, cores);
   }();
+  if (kind.epilogue_count > 0 && !op.outputs.empty()) {
+    // A GE fusion of a cube op with vector ops: their passes run over each output tile in the
+    // same launch, pipelined with the cube like any other stage.
+    const double per_tile =
+        op.outputs[0].bytes() / static_cast<double>(std::max<std::int64_t>(1, plan.tiles));
+    for (std::uint8_t i = 0; i < kind.epilogue_count; ++i) {
+      plan.vector_cycles += cost::class_pass_cycles(kind.epilogue[i], per_tile, hw);
+    }
+  }
   // Tensor streams in and out (a one-element operand is read by the scalar unit, not a DMA).
   auto tensors = [](const std::vector<TensorDesc>& ts) {
     int n = 0;

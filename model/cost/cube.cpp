@@ -1,4 +1,5 @@
-// Cube family: MatMul, BatchMatMul (with broadcast batch), Conv2D as an implicit GEMM.
+// Cube family: MatMul, BatchMatMul (with broadcast batch), convolutions as an implicit GEMM
+// (their GEMM comes from model/cost/conv.cpp).
 // Mechanisms: fractal padding of M, N, K (cube_efficiency), base-block tiling over cores with
 // tail waves, operand loads GM -> L1 (ND -> NZ conversion, transposed A), operand reuse through
 // L2, MTE1 into L0A/L0B, FixPipe out (DESIGN.md "Cube tile efficiency").
@@ -7,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "model/cost/gemm.h"
 #include "model/cost/kernel_plan.h"
 #include "model/op_table.h"
 
@@ -73,17 +75,6 @@ double cube_rate_factor(DType d, const HwSpec& hw) noexcept {
   }
 }
 
-struct Gemm {
-  double batch = 1, m = 1, n = 1, k = 1;
-  bool trans_a = false, trans_b = false;
-  bool b_shared = false;  // B broadcast over the batch: read once, reused from L2
-  DType dtype = DType::kFloat16;
-  DType out_dtype = DType::kFloat16;
-  bool a_nz = false, b_nz = false;
-  double a_bytes_per_tile_row_factor = 1;  // conv: input footprint per output row relative to K
-  std::uint32_t warnings = 0;
-};
-
 Gemm gemm_of_matmul(const OpDesc& op) {
   Gemm g;
   if (op.inputs.size() < 2) {
@@ -131,73 +122,6 @@ Gemm gemm_of_matmul(const OpDesc& op) {
   } else {
     g.out_dtype = (g.dtype == DType::kInt8 || g.dtype == DType::kInt4) ? DType::kInt32 : g.dtype;
   }
-  return g;
-}
-
-Gemm gemm_of_conv(const OpDesc& op) {
-  Gemm g;
-  if (op.inputs.size() < 2 || op.inputs[0].shape.size() < 4) {
-    g.warnings |= kWarnShapeMismatch;
-    return g;
-  }
-  const TensorDesc& x = op.inputs[0];
-  const TensorDesc& w = op.inputs[1];
-  g.dtype = x.dtype;
-  auto xs = [&](std::size_t i) { return static_cast<double>(x.shape[i]); };
-  double n = 0, c = 0, h = 0, wd = 0;
-  if (x.format == Format::kNHWC) {
-    n = xs(0), h = xs(1), wd = xs(2), c = xs(3);
-  } else if (x.format == Format::kNC1HWC0 && x.shape.size() >= 5) {
-    n = xs(0), c = xs(1) * xs(4), h = xs(2), wd = xs(3);
-  } else {
-    n = xs(0), c = xs(1), h = xs(2), wd = xs(3);
-  }
-  double cout = 0, kh = 1, kw = 1;
-  auto fs = [&](std::size_t i) { return static_cast<double>(w.shape[i]); };
-  if (w.shape.size() == 4) {
-    if (w.format == Format::kHWCN) {
-      kh = fs(0), kw = fs(1), cout = fs(3);
-    } else if (w.format == Format::kNHWC) {
-      cout = fs(0), kh = fs(1), kw = fs(2);
-    } else if (w.format != Format::kFractalZ) {
-      cout = fs(0), kh = fs(2), kw = fs(3);
-    }
-  }
-  double groups = std::max(1.0, op.attr_number("groups", 1));
-  std::array<std::int64_t, 8> v{};
-  auto vd = [&](std::size_t i) { return static_cast<double>(v[i]); };
-  double sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
-  if (auto k = op.attr_ints("strides", v); k >= 2) sh = vd(k - 2), sw = vd(k - 1);
-  if (auto k = op.attr_ints("dilations", v); k >= 2) dh = vd(k - 2), dw = vd(k - 1);
-  if (auto k = op.attr_ints("pads", v); k == 4) ph = vd(0) + vd(1), pw = vd(2) + vd(3);
-  double ho = std::floor((h + ph - dh * (kh - 1) - 1) / std::max(1.0, sh)) + 1;
-  double wo = std::floor((wd + pw - dw * (kw - 1) - 1) / std::max(1.0, sw)) + 1;
-  if (!op.outputs.empty() && op.outputs[0].shape.size() >= 4) {
-    const TensorDesc& out = op.outputs[0];
-    auto os = [&](std::size_t i) { return static_cast<double>(out.shape[i]); };
-    if (out.format == Format::kNHWC) {
-      ho = os(1), wo = os(2), cout = cout > 0 ? cout : os(3);
-    } else if (out.format == Format::kNC1HWC0 && out.shape.size() >= 5) {
-      ho = os(2), wo = os(3), cout = cout > 0 ? cout : os(1) * os(4);
-    } else {
-      ho = os(2), wo = os(3), cout = cout > 0 ? cout : os(1);
-    }
-    g.out_dtype = out.dtype;
-  } else {
-    g.out_dtype = g.dtype;
-  }
-  if (cout <= 0 || ho < 1 || wo < 1) {
-    g.warnings |= kWarnShapeMismatch;
-    cout = std::max(cout, 1.0), ho = std::max(ho, 1.0), wo = std::max(wo, 1.0);
-  }
-  g.batch = groups;
-  g.m = n * ho * wo;
-  g.k = (c / groups) * kh * kw;
-  g.n = cout / groups;
-  g.b_shared = true;
-  // im2col happens in L1 (load3d): GM supplies each input pixel about once per stride window,
-  // not kh*kw times.
-  g.a_bytes_per_tile_row_factor = std::min(1.0, (sh * sw) / std::max(1.0, kh * kw));
   return g;
 }
 
@@ -381,7 +305,10 @@ CubePhases phases_of(const Gemm& g, const GemmMode& mode, const HwSpec& hw) noex
 
 KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores, CubePhases* phases) noexcept {
   if (op.kind->role == OpRole::kAttention) return plan_attention(op, hw);
-  const Gemm g = op.kind->role == OpRole::kConv2D ? gemm_of_conv(op) : gemm_of_matmul(op);
+  const OpRole role = op.kind->role;
+  const bool conv = role == OpRole::kConv2D || role == OpRole::kConvBackpropInput ||
+                    role == OpRole::kConvBackpropFilter;
+  const Gemm g = conv ? gemm_of_conv(op, hw) : gemm_of_matmul(op);
   KernelPlan p;
   p.unit = op.placement.value_or(Placement::kCube) == Placement::kMix ? Placement::kMix
                                                                       : Placement::kCube;
@@ -409,17 +336,21 @@ KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores, CubePhases* 
   const double ra = (a_nz ? 1.0 : hw.cube.nd2nz_load_factor) *
                     (g.trans_a ? hw.cube.transposed_a_efficiency : 1.0);
   const double rb = b_nz ? 1.0 : hw.cube.nd2nz_load_factor;
-  const double a_unique = g.batch * g.m * g.k * ds * g.a_bytes_per_tile_row_factor;
-  const double b_unique = (g.b_shared ? 1.0 : g.batch) * g.k * g.n * ds;
+  const double a_unique = g.batch * g.m * g.k * ds * g.a_read_factor;
+  const double b_unique = (g.b_shared ? 1.0 : g.batch) * g.k * g.n * ds * g.b_read_factor;
 
   // Output tile of tm x tn over a K range of tk: operand transfers, MTE1 and the cube.
   auto tile_io = [&](double tm, double tn, double tk, double tiles) {
     const double a_rows = g.trans_a ? tk : tm;
-    const double a_row_bytes = (g.trans_a ? tm : tk) * ds * g.a_bytes_per_tile_row_factor;
+    const double a_row_bytes = (g.trans_a ? tm : tk) * ds * g.a_read_factor;
     const double b_rows = g.trans_b ? tn : tk;
-    const double b_row_bytes = (g.trans_b ? tk : tn) * ds;
-    const Transfer ta = row_transfer(a_rows, a_row_bytes, 1, hw);
-    const Transfer tb = row_transfer(b_rows, b_row_bytes, 1, hw);
+    const double b_row_bytes = (g.trans_b ? tk : tn) * ds * g.b_read_factor;
+    // An im2col operand (read factor < 1) is not loaded row by row of the unfolded matrix:
+    // load3d's source is a block of whole feature-map rows, one contiguous DMA per tile.
+    const Transfer ta = g.a_read_factor < 1 ? flat_transfer(a_rows * a_row_bytes, 1)
+                                            : row_transfer(a_rows, a_row_bytes, 1, hw);
+    const Transfer tb = g.b_read_factor < 1 ? flat_transfer(b_rows * b_row_bytes, 1)
+                                            : row_transfer(b_rows, b_row_bytes, 1, hw);
     p.in.bytes = ta.bytes + tb.bytes;
     p.in.padded_bytes = ta.padded_bytes + tb.padded_bytes;
     p.in.transfers = ta.transfers + tb.transfers;
@@ -462,10 +393,23 @@ KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores, CubePhases* 
     return p;
   }
 
-  const double tiles = g.batch * tiles_m * tiles_n;
+  // A filter gradient's K runs over the batch: when its output blocks leave cores idle, the
+  // cores take images apart and FixPipe adds their fp32 partials into the output (atomic add).
+  const double base_tiles = g.batch * tiles_m * tiles_n;
+  const double parts =
+      g.k_over_batch ? std::clamp(std::floor(cores / base_tiles), 1.0, std::max(1.0, g.k_batch))
+                     : 1.0;
+  const double tk = parts > 1 ? round_up(kp / parts, k0) : kp;
+  const double tiles = base_tiles * parts;
   p.tiles = static_cast<std::int64_t>(std::min(tiles, 9.0e18));
-  const auto [a_tile, b_tile] = tile_io(tm, tn, kp, tiles);
-  p.cube_efficiency = (g.m * g.n * g.k) / (tiles_m * tm * tiles_n * tn * kp);
+  const auto [a_tile, b_tile] = tile_io(tm, tn, tk, tiles);
+  p.cube_efficiency = (g.m * g.n * g.k) / (tiles_m * tm * tiles_n * tn * tk * parts);
+  if (parts > 1) {
+    p.reread_hit_ratio = gemm_reread_hits(a_tile, b_tile, tiles_m, tiles_n, cores, hw);
+    p.fixpipe_bytes = tm * tn * 4.0;
+    p.fixpipe_atomic = true;
+    return p;
+  }
   p.reread_hit_ratio = gemm_reread_hits(a_tile, b_tile, (g.b_shared ? g.batch : 1) * tiles_m,
                                         tiles_n, cores, hw);
   // Results out of L0C through FixPipe.

@@ -190,7 +190,10 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   const double max_stage = st[bound_stage].total();
   // Double-buffered pipeline on each core: every stage once (fill), then the slowest stage for each
   // further tile. The ideal (fractional) wave count splits off the last partial wave as tail.
-  const double t_core = sum_stages + static_cast<double>(w - 1) * max_stage;
+  // Without double buffering (ub_single_buffer) every tile runs all its stages in series.
+  const bool serial = plan.ub_single_buffer;
+  const double t_core = serial ? static_cast<double>(w) * sum_stages
+                               : sum_stages + static_cast<double>(w - 1) * max_stage;
 
   CriticalPath& cp = c.critical_path;
   double category[4] = {0, 0, 0, 0};  // cube, vector, scalar, memory
@@ -214,9 +217,9 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
     cp.conflict_us += s.conflict * times;
     category[Stage::kMemory] += (s.align + s.conflict) * times;
   };
-  for (int i = 0; i < kStages; ++i) add_stage(i, 1.0);
-  add_stage(bound_stage, w_ideal - 1.0);
-  cp.tail_us = (static_cast<double>(w) - w_ideal) * max_stage;
+  for (int i = 0; i < kStages; ++i) add_stage(i, serial ? w_ideal : 1.0);
+  if (!serial) add_stage(bound_stage, w_ideal - 1.0);
+  cp.tail_us = (static_cast<double>(w) - w_ideal) * (serial ? sum_stages : max_stage);
   category[st[bound_stage].kind == Stage::kMemory ? Stage::kMemory : st[bound_stage].kind] +=
       cp.tail_us;
 

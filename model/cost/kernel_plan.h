@@ -63,6 +63,10 @@ struct KernelPlan {
   /// One step's operands fill more than half of L1, so the next step's cannot load meanwhile:
   /// MTE2 runs in series with the cube (set where the plan knows its K step: split-K).
   bool l1_single_buffer = false;
+  /// The vector kernel does not double-buffer UB: each tile's MTE2 load, vector/scalar work and
+  /// MTE3 store run one after another (TBE TransData and pooling kernels: their aiv_time is the
+  /// sum of their pipes' busy times, not the largest).
+  bool ub_single_buffer = false;
   /// Totals for the OpCost.
   double flops = 0;
   double cube_efficiency = 1;
@@ -93,6 +97,8 @@ struct CubePhases {
 [[nodiscard]] KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
 [[nodiscard]] KernelPlan plan_reduction(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
 [[nodiscard]] KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
+/// Pooling and its gradient over NC1HWC0 (or NCHW) maps, a window position at a time.
+[[nodiscard]] KernelPlan plan_pool(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
 [[nodiscard]] KernelPlan plan_generic(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
 [[nodiscard]] KernelPlan plan_index(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
 [[nodiscard]] KernelPlan plan_sort(const OpDesc& op, const HwSpec& hw, int cores) noexcept;

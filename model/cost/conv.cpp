@@ -1,0 +1,207 @@
+// Convolutions and their gradients as an implicit GEMM (img2col), the way the cube runs them:
+// load3d builds the im2col operand in L1 from the 5-D feature map, so GM supplies each pixel
+// about once per window while the cube multiplies the whole unfolded K.
+//
+//   Conv2D               y  = x * w:   M = N*Ho*Wo, K = C1*C0*kh*kw, N = Cout
+//   Conv2DBackpropInput  dx = dy * w': M = N*H*W,   K = Cout*kh*kw,  N = C1*C0
+//                        (a stride above 1 runs on dy dilated by the stride: the cube still
+//                        walks whole kh x kw windows of the dilated map)
+//   Conv2DBackpropFilter dw = dy' x:   M = Cout,    K = N*Ho*Wo,     N = C1*C0*kh*kw
+//                        (K runs over the batch: cores split it and add fp32 partials)
+//
+// Channels are padded to C0, the fractal's 32 bytes of K: C0 = 16 for fp16, 8 for fp32. A
+// FRACTAL_Z filter is (C1*kh*kw, Cout1, 16, C0), so its kernel area is its first dim over the
+// feature map's C1. The element size the cube multiplies is 32 bytes / C0 (a 5-D tensor labelled
+// FLOAT with C0 = 16, as MindSpore's op_info writes mixed-precision runs, holds fp16 data).
+// Strides come from the attributes when a profile carries them, else from the spatial sizes
+// (round(H / Ho)); the GEMM's size needs only kh*kw, not kh and kw apart.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <optional>
+
+#include "model/cost/gemm.h"
+#include "model/cost/kernel_plan.h"
+#include "model/op_table.h"
+
+namespace npusim::cost {
+
+namespace {
+
+// A feature map as (N, C, H, W); C is padded to C0 for 5-D tensors (C1 * C0).
+struct Fmap {
+  double n = 1, c = 1, h = 1, w = 1;
+  double c0 = 0;  // 0 when the layout has no C0 (4-D)
+};
+
+bool is_fmap(const TensorDesc& t) noexcept {
+  return (t.format == Format::kNC1HWC0 && t.shape.size() == 5) || t.shape.size() == 4;
+}
+
+Fmap fmap_of(const TensorDesc& t) noexcept {
+  Fmap f;
+  auto s = [&](std::size_t i) { return static_cast<double>(t.shape[i]); };
+  if (t.format == Format::kNC1HWC0 && t.shape.size() == 5) {
+    f.n = s(0), f.c = s(1) * s(4), f.h = s(2), f.w = s(3), f.c0 = s(4);
+  } else if (t.shape.size() == 4 && t.format == Format::kNHWC) {
+    f.n = s(0), f.h = s(1), f.w = s(2), f.c = s(3);
+  } else if (t.shape.size() == 4) {
+    f.n = s(0), f.c = s(1), f.h = s(2), f.w = s(3);
+  }
+  return f;
+}
+
+// The int32 input_size / filter_size vector of the backprop ops: a shape, not data to read.
+bool is_shape_operand(const TensorDesc& t) noexcept {
+  return t.shape.size() <= 1 && t.elements() <= 5 &&
+         (t.dtype == DType::kInt32 || t.dtype == DType::kInt64);
+}
+
+// A filter: Cout, Cin per group (as stored), kernel area; or, for FRACTAL_Z, the stored
+// C1*kh*kw (area_c1) resolved against the feature map's C1 later.
+struct Filter {
+  double cout = 0, cin = 0, area = 0;
+  double area_c1 = 0;  // FRACTAL_Z first dim
+  double c0 = 0;
+  bool fractal = false;
+};
+
+Filter filter_of(const TensorDesc& t) noexcept {
+  Filter f;
+  if (t.shape.size() != 4) return f;
+  auto s = [&](std::size_t i) { return static_cast<double>(t.shape[i]); };
+  if (t.format == Format::kFractalZ) {
+    f.fractal = true;
+    f.area_c1 = s(0), f.cout = s(1) * s(2), f.c0 = s(3);
+  } else if (t.format == Format::kHWCN) {
+    f.area = s(0) * s(1), f.cin = s(2), f.cout = s(3);
+  } else if (t.format == Format::kNHWC) {
+    f.cout = s(0), f.area = s(1) * s(2), f.cin = s(3);
+  } else {
+    f.cout = s(0), f.cin = s(1), f.area = s(2) * s(3);
+  }
+  return f;
+}
+
+}  // namespace
+
+Gemm gemm_of_conv(const OpDesc& op, const HwSpec& hw) noexcept {
+  Gemm g;
+  const OpRole role = op.kind->role;
+  // The tensors that carry data, in the op's order (shape operands dropped).
+  std::array<const TensorDesc*, 8> data{};
+  std::size_t nd = 0;
+  const TensorDesc* fractal = nullptr;
+  for (const auto& t : op.inputs) {
+    if (is_shape_operand(t) || t.dtype == DType::kUndefined) continue;
+    if (t.format == Format::kFractalZ && !fractal) {
+      fractal = &t;
+      continue;
+    }
+    if (nd < data.size()) data[nd++] = &t;
+  }
+  const TensorDesc* out = op.outputs.empty() ? nullptr : &op.outputs[0];
+  const TensorDesc* x = nullptr;       // the forward input feature map
+  const TensorDesc* y = nullptr;       // the forward output (dy for the gradients)
+  const TensorDesc* filter = fractal;  // the weights
+  switch (role) {
+    case OpRole::kConvBackpropInput:
+      // CANN: (input_size, filter, out_backprop); MindSpore: (dout, filter[, input_size]).
+      if (!filter && nd >= 2) filter = data[0], data[0] = data[1];
+      y = nd >= 1 ? data[0] : nullptr;
+      x = out;
+      break;
+    case OpRole::kConvBackpropFilter: {
+      // CANN: (x, filter_size, out_backprop); MindSpore: (dout, x). dy is the one with Cout
+      // channels; when both have them, the one with the smaller map (stride >= 1).
+      filter = out;
+      if (nd < 2 || !out) break;
+      const Filter f = filter_of(*out);
+      const Fmap a = fmap_of(*data[0]);
+      const Fmap b = fmap_of(*data[1]);
+      const bool a_dy = (a.c == f.cout) != (b.c == f.cout) ? a.c == f.cout
+                                                            : a.h * a.w < b.h * b.w;
+      y = a_dy ? data[0] : data[1];
+      x = a_dy ? data[1] : data[0];
+      break;
+    }
+    default:
+      x = nd >= 1 ? data[0] : nullptr;
+      if (!filter) filter = nd >= 2 ? data[1] : nullptr;
+      y = out;
+      break;
+  }
+  if (!x || !filter || !is_fmap(*x) || filter->shape.size() != 4) {
+    g.warnings |= kWarnShapeMismatch;
+    return g;
+  }
+  const Fmap fx = fmap_of(*x);
+  const Filter fw = filter_of(*filter);
+  const double groups = std::max(1.0, op.attr_number("groups", 1));
+  // Element size on the cube: 32 bytes of K per fractal row over C0 when the layout has one.
+  const double c0 = fx.c0 > 0 ? fx.c0 : fw.c0;
+  double ds = dtype_bytes(x->dtype);
+  if (c0 > 0) ds = hw.cube.fractal_k_bytes / c0;
+  g.dtype = ds <= 1 ? DType::kInt8 : ds <= 2 ? DType::kFloat16 : DType::kFloat32;
+  const double k0 = c0 > 0 ? c0 : std::max(1.0, std::floor(hw.cube.fractal_k_bytes / ds));
+  const double cin = round_up(fx.c / groups, k0);  // channels per group, padded to C0
+  double area = fw.area;
+  if (fw.fractal) {
+    const double c1 = std::max(1.0, cin / k0);
+    area = fw.area_c1 / c1;
+    if (area < 1 || std::fmod(fw.area_c1, c1) != 0) g.warnings |= kWarnShapeMismatch;
+    area = std::max(1.0, std::round(area));
+  }
+  double cout = fw.cout;
+  Fmap fy;
+  if (y && is_fmap(*y)) {
+    fy = fmap_of(*y);
+    if (cout <= 0) cout = fy.c;
+  } else {
+    // no output map: stride 1, same padding
+    fy = fx;
+    fy.c = cout;
+    g.warnings |= kWarnShapeMismatch;
+  }
+  if (cout <= 0 || area < 1) {
+    g.warnings |= kWarnShapeMismatch;
+    cout = std::max(cout, 1.0);
+    area = std::max(area, 1.0);
+  }
+  cout /= groups;
+  g.out_dtype = out ? out->dtype : x->dtype;
+  if (out && dtype_bytes(out->dtype) > ds && c0 > 0 && out->format != Format::kFractalZ) {
+    g.out_dtype = g.dtype;  // a 5-D output of the same C0 holds the cube's element type
+  }
+  g.batch = groups;
+  g.a_nz = g.b_nz = true;  // load3d and FRACTAL_Z feed the cube's fractals directly
+  g.b_shared = true;
+  const double pix_x = fx.n * fx.h * fx.w;
+  const double pix_y = fx.n * fy.h * fy.w;
+  switch (role) {
+    case OpRole::kConvBackpropInput:
+      g.m = pix_x;
+      g.k = round_up(cout, k0) * area;
+      g.n = cin;
+      g.a_read_factor = std::min(1.0, pix_y / (pix_x * area));
+      break;
+    case OpRole::kConvBackpropFilter:
+      g.m = cout;
+      g.k = pix_y;
+      g.n = cin * area;
+      g.b_read_factor = std::min(1.0, pix_x / (pix_y * area));
+      g.b_shared = false;
+      g.k_over_batch = true;
+      g.k_batch = fx.n;
+      break;
+    default:
+      g.m = pix_y;
+      g.k = cin * area;
+      g.n = cout;
+      g.a_read_factor = std::min(1.0, pix_x / (pix_y * area));
+      break;
+  }
+  return g;
+}
+
+}  // namespace npusim::cost
