@@ -1,4 +1,5 @@
-// npusim graph from-profile: one step of a profile as a graph TOML the simulator runs.
+// npusim graph from-profile | from-onnx | from-ge | example-onnx: graph TOML files the simulator
+// runs, from a profile, an ONNX model or a GE graph dump.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -7,6 +8,7 @@
 #include <optional>
 
 #include "app/common.h"
+#include "frontend/import.h"
 #include "model/error.h"
 #include "profile/discover.h"
 #include "profile/graph_export.h"
@@ -48,6 +50,60 @@ void run_from_profile(const GraphArgs& a) {
   }
 }
 
+struct ImportArgs {
+  std::string path;
+  std::string batch_dim;
+  std::vector<std::string> set_dims;
+  std::string output;
+};
+
+// "seq=128" -> {"seq", 128}; a malformed one is an error at <command line>.
+std::pair<std::string, std::int64_t> parse_set_dim(const std::string& text) {
+  const auto eq = text.find('=');
+  std::int64_t v = 0;
+  bool ok = eq != std::string::npos && eq > 0;
+  if (ok) {
+    const std::string num = text.substr(eq + 1);
+    std::size_t used = 0;
+    try {
+      v = std::stoll(num, &used);
+    } catch (const std::exception&) {
+      ok = false;
+    }
+    ok = ok && used == num.size() && v >= 1;
+  }
+  if (!ok) {
+    throw InputError({"<command line>", 0, 0},
+                     fmt::format("--set-dim {}: expected NAME=N with a positive integer N", text));
+  }
+  return {text.substr(0, eq), v};
+}
+
+void report_import(const frontend::ImportResult& r, const std::string& source,
+                   const std::string& output) {
+  for (const auto& w : r.warnings) warn(frontend::format_warning(w));
+  std::cerr << fmt::format("wrote {}: {} ops from {} nodes of {} ({} constants; {})\n", output,
+                           r.graph.size(), r.nodes, source, r.constants,
+                           r.batch_symbol.empty()
+                               ? std::string("fixed shapes: no batch dimension")
+                               : fmt::format("batch dimension '{}' is B", r.batch_symbol));
+}
+
+void run_from_onnx(const ImportArgs& a) {
+  frontend::OnnxImportOptions o;
+  o.batch_dim = a.batch_dim;
+  for (const auto& s : a.set_dims) o.set_dims.push_back(parse_set_dim(s));
+  const auto r = frontend::import_onnx(a.path, o);
+  write_output_file(a.output, graph_to_toml(r.graph));
+  report_import(r, a.path, a.output);
+}
+
+void run_from_ge(const ImportArgs& a) {
+  const auto r = frontend::import_ge_dump(a.path);
+  write_output_file(a.output, graph_to_toml(r.graph));
+  report_import(r, a.path, a.output);
+}
+
 }  // namespace
 
 void register_graph(CLI::App& app) {
@@ -65,6 +121,40 @@ void register_graph(CLI::App& app) {
     GraphArgs a = *args;
     a.step_given = cmd->count("--step") > 0;
     run_from_profile(a);
+  });
+
+  auto onnx = std::make_shared<ImportArgs>();
+  CLI::App* from_onnx = graph->add_subcommand(
+      "from-onnx",
+      "An ONNX model as a graph TOML: ONNX shape inference, CANN op types as ATC maps them");
+  from_onnx->add_option("model", onnx->path, "the .onnx file (or protobuf text: .prototxt)")
+      ->required();
+  from_onnx->add_option("--batch-dim", onnx->batch_dim,
+                        "the symbolic input dimension that becomes B (default: the one symbolic "
+                        "leading dimension of the inputs)");
+  from_onnx->add_option("--set-dim", onnx->set_dims,
+                        "NAME=N: a size for a symbolic dimension (repeatable); fixing the batch "
+                        "one gives a graph without B");
+  from_onnx->add_option("-o,--output", onnx->output, "graph TOML to write ('-' for stdout)")
+      ->required();
+  from_onnx->callback([onnx] { run_from_onnx(*onnx); });
+
+  auto ge = std::make_shared<ImportArgs>();
+  CLI::App* from_ge = graph->add_subcommand(
+      "from-ge", "A GE graph dump (ge_onnx_*_Build.pbtxt, DUMP_GE_GRAPH=1 or 2) as a graph TOML");
+  from_ge->add_option("dump", ge->path, "the ge_onnx_*.pbtxt file")->required();
+  from_ge->add_option("-o,--output", ge->output, "graph TOML to write ('-' for stdout)")
+      ->required();
+  from_ge->callback([ge] { run_from_ge(*ge); });
+
+  auto example = std::make_shared<ImportArgs>();
+  CLI::App* ex = graph->add_subcommand(
+      "example-onnx", "Write a small example ONNX model (rec, cnn, attention, mlp) to try from-onnx");
+  ex->add_option("name", example->path, "rec | cnn | attention | mlp")->required();
+  ex->add_option("-o,--output", example->output, ".onnx file to write")->required();
+  ex->callback([example] {
+    write_output_file(example->output, frontend::example_onnx_model(example->path));
+    std::cerr << fmt::format("wrote {}: example model '{}'\n", example->output, example->path);
   });
 }
 

@@ -6,9 +6,13 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <mutex>
+#include <set>
 #include <system_error>
 
+#include "frontend/import.h"
 #include "model/error.h"
+#include "model/graph_source.h"
 
 namespace npusim::app {
 
@@ -80,5 +84,28 @@ fs::path resolve_scenario(const std::string& given) {
 }
 
 void warn(const std::string& what) { std::cerr << "warning: " << what << '\n'; }
+
+void install_model_importer() {
+  set_model_file_importer([](const ModelFileRequest& req) {
+    frontend::OnnxImportOptions o;
+    o.batch_dim = req.batch_dim;
+    o.set_dims = req.dims;
+    frontend::ImportResult r;
+    try {
+      r = frontend::import_onnx(req.file, o);
+    } catch (const InputError& e) {
+      // Say which scenario line led there, then the importer's own diagnosis.
+      throw InputError(req.pos, fmt::format("[graph].onnx: {}", e.what()));
+    }
+    // Sweeps load the scenario once per point, on several threads: warn once per file.
+    static std::mutex mu;
+    static std::set<std::string> warned;
+    const std::lock_guard<std::mutex> lock(mu);
+    if (warned.insert(req.file.string()).second) {
+      for (const auto& w : r.warnings) warn(req.file.string() + ": " + frontend::format_warning(w));
+    }
+    return std::move(r.graph);
+  });
+}
 
 }  // namespace npusim::app

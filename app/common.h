@@ -34,6 +34,10 @@ void write_output_file(const std::filesystem::path& path, const std::string& con
 /// Prints `warning: what` to stderr.
 void warn(const std::string& what);
 
+/// Lets scenarios say `[graph] onnx = "model.onnx"`: installs the frontend's ONNX importer
+/// (model/graph_source.h). Its warnings are printed once per model file and process.
+void install_model_importer();
+
 /// Subcommand registration; each lives in its own cmd_*.cpp.
 void register_predict(CLI::App& app);
 void register_analyze(CLI::App& app);

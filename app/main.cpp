@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   CLI::App app{"npusim: predict, simulate and tune Ascend NPU workloads before booking hardware"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "npusim 0.1.0");
+  npusim::app::install_model_importer();
   npusim::app::register_predict(app);
   npusim::app::register_analyze(app);
   npusim::app::register_graph(app);

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "model/graph_source.h"
 #include "model/text.h"
 #include "model/toml_reader.h"
 
@@ -262,6 +263,34 @@ GraphOp read_op(TableReader& t) {
 }  // namespace
 
 Graph read_graph_table(TableReader& graph, const std::filesystem::path& base_dir) {
+  if (graph.has("onnx")) {
+    // A model file: imported by the program's importer (model/graph_source.h), nothing inline.
+    ModelFileRequest req;
+    req.file = graph.string("onnx");
+    req.pos = graph.value_pos("onnx");
+    if (req.file.is_relative()) {
+      // beside the scenario first; else relative to the working directory (a --set override)
+      std::error_code ec;
+      const std::filesystem::path beside = base_dir / req.file;
+      if (std::filesystem::exists(beside, ec) || !std::filesystem::exists(req.file, ec)) {
+        req.file = beside;
+      }
+    }
+    req.batch_dim = graph.optional_string("batch_dim").value_or("");
+    if (auto dims = graph.optional_sub_table("dims")) {
+      for (auto&& [k, v] : dims->table()) {
+        const auto* i = v.as_integer();
+        if (i == nullptr || i->get() < 1) {
+          throw InputError(toml_pos(graph.file(), v.source()),
+                           fmt::format("{}: expected a positive integer size",
+                                       dims->key_label(std::string(k.str()))));
+        }
+        req.dims.emplace_back(std::string(k.str()), i->get());
+      }
+    }
+    graph.finish();
+    return import_model_file(req);
+  }
   if (graph.has("file")) {
     const std::string file = graph.string("file");
     graph.finish();  // a referenced graph is the whole [graph]: no inline ops beside it

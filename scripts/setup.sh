@@ -4,6 +4,7 @@
 set -euo pipefail
 packages=(g++ cmake ninja-build pkg-config ccache
   libfmt-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libeigen3-dev libboost-graph-dev
+  libonnx-dev libprotobuf-dev protobuf-compiler  # frontend/: ONNX import (onnx 1.12, protobuf 3.21)
   catch2 libbenchmark-dev python3  # python3: scripts/gen_docs.py and tests/docs_test.py
   python3-pandas python3-matplotlib  # notebooks_export/ and its test
   libsqlite3-dev libsimdjson-dev)   # profile/db_reader.cpp (.db exports), profile/trace_reader.cpp

@@ -32,7 +32,7 @@ constexpr std::int64_t kMaxBatch = 1 << 20;
 const std::vector<std::pair<std::string, std::vector<std::string>>>& schema() {
   static const std::vector<std::pair<std::string, std::vector<std::string>>> s = {
       {"scenario", {"hw", "name", "overlay", "seed"}},
-      {"graph", {"file", "name", "op"}},
+      {"graph", {"batch_dim", "dims", "file", "name", "onnx", "op"}},
       {"deployment",
        {"batch_window_us", "cube_cores_per_stream", "gears", "max_gear", "split_oversize",
         "streams", "vector_cores_per_stream"}},
@@ -103,6 +103,9 @@ void apply_override(TomlFile& doc, const Override& o) {
   if (section == nullptr) {
     doc.root.insert_or_assign(o.section, toml::table{});
     section = doc.root[o.section].as_table();
+  }
+  if (o.section == "graph" && (o.key == "file" || o.key == "onnx")) {
+    section->clear();  // another graph source replaces the scenario's graph as a whole
   }
   try {
     toml::table t = toml::parse("v = " + value, std::string_view("<command line>"));

@@ -1,0 +1,278 @@
+// ONNX import: the example models imported, their inferred shapes checked against hand-computed
+// ones, and the bad inputs each named.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "frontend/import.h"
+#include "model/error.h"
+#include "model/predict.h"
+#include "tests/frontend/onnx_test_util.h"
+
+using npusim::Graph;
+using npusim::GraphOp;
+using npusim::InputError;
+using npusim::frontend::example_onnx_model;
+using npusim::frontend::import_onnx;
+using npusim::frontend::ImportResult;
+using npusim::frontend::OnnxImportOptions;
+using npusim::test::add_node;
+using npusim::test::op_named;
+using npusim::test::TempFile;
+using npusim::test::tiny_model;
+
+namespace {
+
+ImportResult import_example(const std::string& name, const OnnxImportOptions& o = {}) {
+  const TempFile f(name + ".onnx", example_onnx_model(name));
+  return import_onnx(f.path(), o);
+}
+
+// type, input shapes, input dtypes, output shapes, output dtypes of one op
+void check_op(const Graph& g, const std::string& name, const std::string& type,
+              const std::string& shapes, const std::string& dtypes, const std::string& out_shapes,
+              const std::string& out_dtypes) {
+  INFO("op " << name);
+  const GraphOp& op = op_named(g, name);
+  CHECK(op.text.type == type);
+  CHECK(op.text.input_shapes == shapes);
+  CHECK(op.text.input_dtypes == dtypes);
+  CHECK(op.text.output_shapes == out_shapes);
+  CHECK(op.text.output_dtypes == out_dtypes);
+}
+
+std::string attr(const GraphOp& op, const std::string& key) {
+  for (const auto& [k, v] : op.text.attrs) {
+    if (k == key) return v;
+  }
+  return "<absent>";
+}
+
+// The InputError message of importing `m` (empty when it imports).
+std::string import_error(const onnx::ModelProto& m, const OnnxImportOptions& o = {}) {
+  const TempFile f("bad.onnx", m.SerializeAsString());
+  try {
+    (void)import_onnx(f.path(), o);
+  } catch (const InputError& e) {
+    CHECK(e.pos().file == f.path().string());
+    return e.detail();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("the recommendation model imports with B for its symbolic batch and ATC's op types",
+          "[frontend][onnx]") {
+  const ImportResult r = import_example("rec");
+  const Graph& g = r.graph;
+  CHECK(r.batch_symbol == "batch");
+  CHECK(r.nodes == 30);
+  // Shape -> Slice -> Concat (the Tile's multiples) fold into constants, as GE folds them.
+  CHECK_FALSE(g.find("batch_of"));
+  CHECK_FALSE(g.find("batch_dim"));
+  CHECK_FALSE(g.find("tile_multiples"));
+  CHECK_FALSE(g.find("count_shape"));
+  CHECK(g.size() == 28);  // 26 of the 30 nodes run; each Gemm becomes MatMulV2 + Add
+
+  check_op(g, "seq_valid", "GreaterEqual", "B,4000;", "INT64;INT64", "B,4000", "BOOL");
+  check_op(g, "seq_clean", "SelectV2", "B,4000;B,4000;", "BOOL;INT64;INT64", "B,4000", "INT64");
+  check_op(g, "emb", "GatherV2", "400,50;B,4000;1", "FLOAT16;INT64;INT32", "B,4000,50",
+           "FLOAT16");
+  CHECK(attr(op_named(g, "emb"), "axis") == "0");
+  check_op(g, "mask_dim", "Unsqueeze", "B,4000;1", "BOOL;INT64", "B,4000,1", "BOOL");
+  check_op(g, "mask_cast", "Cast", "B,4000,1", "BOOL", "B,4000,1", "FLOAT16");
+  check_op(g, "emb_masked", "Mul", "B,4000,50;B,4000,1", "FLOAT16;FLOAT16", "B,4000,50",
+           "FLOAT16");
+  check_op(g, "seq_pool", "ReduceSum", "B,4000,50;1", "FLOAT16;INT64", "B,50", "FLOAT16");
+  CHECK(attr(op_named(g, "seq_pool"), "axes") == "1");
+  CHECK(attr(op_named(g, "seq_pool"), "keep_dims") == "false");
+  check_op(g, "seq_score", "ReduceSum", "B,4000,50;1", "FLOAT16;INT64", "B,4000", "FLOAT16");
+  check_op(g, "seq_topk", "TopK", "B,4000;1", "FLOAT16;INT64", "B,50;B,50", "FLOAT16;INT64");
+  CHECK(attr(op_named(g, "seq_topk"), "k") == "50");
+  check_op(g, "feat_hash", "Mod", "B,64;", "INT64;INT64", "B,64", "INT64");
+  check_op(g, "field_emb", "GatherV2", "1000,16;B,64;1", "FLOAT16;INT64;INT32", "B,64,16",
+           "FLOAT16");
+  check_op(g, "field_flat", "Reshape", "B,64,16;2", "FLOAT16;INT64", "B,1024", "FLOAT16");
+  // The multiples (B,1,1,1) change with the batch: the output shape carries them, no attribute.
+  check_op(g, "w_tile", "Tile", "1,8,32,300;4", "FLOAT16;INT64", "B,8,32,300", "FLOAT16");
+  CHECK(attr(op_named(g, "w_tile"), "multiples") == "<absent>");
+  check_op(g, "cross_bmm", "BatchMatMulV2", "B,8,1,32;B,8,32,300", "FLOAT16;FLOAT16", "B,8,1,300",
+           "FLOAT16");
+  check_op(g, "cross_flat", "Reshape", "B,8,1,300;2", "FLOAT16;INT64", "B,2400", "FLOAT16");
+  check_op(g, "cand_match", "Equal", "1,4000;400,1", "INT64;INT64", "400,4000", "BOOL");
+  check_op(g, "match_count", "ReduceSum", "400,4000;1", "FLOAT16;INT64", "400", "FLOAT16");
+  check_op(g, "count_rows", "Expand", "400;2", "FLOAT16;INT64", "B,400", "FLOAT16");
+  // 2400 + 1024 + 50 + 50 + 400 = 3924
+  check_op(g, "concat", "ConcatD", "B,2400;B,1024;B,50;B,50;B,400",
+           "FLOAT16;FLOAT16;FLOAT16;FLOAT16;FLOAT16", "B,3924", "FLOAT16");
+  CHECK(attr(op_named(g, "concat"), "concat_dim") == "1");
+  check_op(g, "mlp1/MatMulV2", "MatMulV2", "B,3924;3924,256", "FLOAT16;FLOAT16", "B,256",
+           "FLOAT16");
+  check_op(g, "mlp1", "Add", "B,256;256", "FLOAT16;FLOAT16", "B,256", "FLOAT16");
+  check_op(g, "mlp3", "BatchMatMulV2", "B,64;64,1", "FLOAT16;FLOAT16", "B,1", "FLOAT16");
+  check_op(g, "out", "Sigmoid", "B,1", "FLOAT16", "B,1", "FLOAT16");
+
+  // Dependencies follow the data: the Add of mlp1 runs after its MatMulV2, the BMM after the Tile.
+  const auto mlp1 = *g.find("mlp1");
+  CHECK(g.predecessors(mlp1) == std::vector<std::size_t>{*g.find("mlp1/MatMulV2")});
+  const auto bmm_preds = g.predecessors(*g.find("cross_bmm"));
+  CHECK(bmm_preds == std::vector<std::size_t>{*g.find("w_tile")});
+  CHECK(g.predecessors(*g.find("seq_valid")).empty());
+  // Every op instantiates at a real batch size.
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    const auto op = g.instantiate(i, 16);
+    CHECK_FALSE(op.inputs.empty());
+  }
+  CHECK(g.instantiate(*g.find("concat"), 16).outputs.at(0).shape ==
+        std::vector<std::int64_t>{16, 3924});
+}
+
+TEST_CASE("the small CNN imports with fixed shapes: Conv2D, MaxPool, Gemm as MatMulV2 + Add",
+          "[frontend][onnx]") {
+  const ImportResult r = import_example("cnn");
+  const Graph& g = r.graph;
+  CHECK(r.batch_symbol.empty());
+  check_op(g, "conv1", "Conv2D", "1,3,32,32;16,3,3,3;16", "FLOAT16;FLOAT16;FLOAT16",
+           "1,16,32,32", "FLOAT16");
+  CHECK(attr(op_named(g, "conv1"), "pads") == "1,1,1,1");
+  check_op(g, "pool1", "MaxPool", "1,16,32,32", "FLOAT16", "1,16,16,16", "FLOAT16");
+  // (16 - 3) / 2 + 1 = 7
+  check_op(g, "conv2", "Conv2D", "1,16,16,16;32,16,3,3;32", "FLOAT16;FLOAT16;FLOAT16",
+           "1,32,7,7", "FLOAT16");
+  check_op(g, "gap", "GlobalAveragePool", "1,32,7,7", "FLOAT16", "1,32,1,1", "FLOAT16");
+  check_op(g, "flatten", "Flatten", "1,32,1,1", "FLOAT16", "1,32", "FLOAT16");
+  check_op(g, "fc/MatMulV2", "MatMulV2", "1,32;32,10", "FLOAT16;FLOAT16", "1,10", "FLOAT16");
+  check_op(g, "fc", "Add", "1,10;10", "FLOAT16;FLOAT16", "1,10", "FLOAT16");
+  CHECK(g.size() == 9);
+}
+
+TEST_CASE("the attention block imports: heads by Reshape and Transpose, batched scores",
+          "[frontend][onnx]") {
+  const ImportResult r = import_example("attention");
+  const Graph& g = r.graph;
+  CHECK(r.batch_symbol == "batch");
+  check_op(g, "q_proj", "BatchMatMulV2", "B,128,128;128,128", "FLOAT16;FLOAT16", "B,128,128",
+           "FLOAT16");
+  check_op(g, "q_heads", "Reshape", "B,128,128;4", "FLOAT16;INT64", "B,128,4,32", "FLOAT16");
+  check_op(g, "q_t", "Transpose", "B,128,4,32", "FLOAT16", "B,4,128,32", "FLOAT16");
+  CHECK(attr(op_named(g, "k_t"), "perm") == "0,2,3,1");
+  check_op(g, "k_t", "Transpose", "B,128,4,32", "FLOAT16", "B,4,32,128", "FLOAT16");
+  check_op(g, "scores", "BatchMatMulV2", "B,4,128,32;B,4,32,128", "FLOAT16;FLOAT16",
+           "B,4,128,128", "FLOAT16");
+  check_op(g, "scaled", "Mul", "B,4,128,128;", "FLOAT16;FLOAT16", "B,4,128,128", "FLOAT16");
+  check_op(g, "softmax", "SoftmaxV2", "B,4,128,128", "FLOAT16", "B,4,128,128", "FLOAT16");
+  CHECK(attr(op_named(g, "softmax"), "axes") == "3");
+  check_op(g, "context", "BatchMatMulV2", "B,4,128,128;B,4,128,32", "FLOAT16;FLOAT16",
+           "B,4,128,32", "FLOAT16");
+  check_op(g, "ctx_merge", "Reshape", "B,128,4,32;3", "FLOAT16;INT64", "B,128,128", "FLOAT16");
+  check_op(g, "ln", "LayerNorm", "B,128,128;128;128", "FLOAT16;FLOAT16;FLOAT16", "B,128,128",
+           "FLOAT16");
+}
+
+TEST_CASE("a symbolic batch becomes B, or a fixed size with --set-dim", "[frontend][onnx]") {
+  const ImportResult r = import_example("mlp");
+  CHECK(r.batch_symbol == "N");
+  check_op(r.graph, "flatten", "Flatten", "B,16,16", "FLOAT16", "B,256", "FLOAT16");
+  // Gemm transB: x [B,256] times w1^T, w1 [512,256]
+  check_op(r.graph, "fc1/MatMulV2", "MatMulV2", "B,256;512,256", "FLOAT16;FLOAT16", "B,512",
+           "FLOAT16");
+  CHECK(attr(op_named(r.graph, "fc1/MatMulV2"), "transpose_x2") == "true");
+  // alpha 0.5 without C: MatMulV2 then Muls, which keeps the node's name.
+  check_op(r.graph, "fc2", "Muls", "B,10", "FLOAT16", "B,10", "FLOAT16");
+  CHECK(attr(op_named(r.graph, "fc2"), "value") == "0.5");
+
+  OnnxImportOptions fixed;
+  fixed.set_dims = {{"N", 4}};
+  const ImportResult f = import_example("mlp", fixed);
+  CHECK(f.batch_symbol.empty());
+  CHECK(op_named(f.graph, "flatten").text.output_shapes == "4,256");
+
+  OnnxImportOptions named;
+  named.batch_dim = "N";
+  CHECK(import_example("mlp", named).batch_symbol == "N");
+
+  OnnxImportOptions wrong;
+  wrong.set_dims = {{"seq", 4}};
+  CHECK_THROWS_WITH(import_example("mlp", wrong),
+                    Catch::Contains("--set-dim seq=4") && Catch::Contains("symbolic dimensions: N"));
+}
+
+TEST_CASE("a truncated .onnx file is an error, not a partial graph", "[frontend][onnx][bad]") {
+  const std::string bytes = example_onnx_model("rec");
+  const TempFile f("truncated.onnx", bytes.substr(0, bytes.size() / 2));
+  CHECK_THROWS_WITH(import_onnx(f.path()), Catch::Contains("does not parse") &&
+                                               Catch::Contains("truncated"));
+  const TempFile none("missing_dir_ok.onnx", "");
+  CHECK_THROWS_WITH(import_onnx(none.path()), Catch::Contains("no graph"));
+}
+
+TEST_CASE("a graph with a cycle is an error naming the nodes on it", "[frontend][onnx][bad]") {
+  auto m = tiny_model();
+  add_node(m, "Add", "a", {"x", "c"}, {"a_out"});
+  add_node(m, "Relu", "b", {"a_out"}, {"b_out"});
+  add_node(m, "Relu", "c_node", {"b_out"}, {"c"});
+  const std::string e = import_error(m);
+  CHECK_THAT(e, Catch::Contains("is on a cycle") && Catch::Contains("a -> b -> c_node -> a"));
+}
+
+TEST_CASE("an op without a shape is an error naming the node and why", "[frontend][onnx][bad]") {
+  auto m = tiny_model();
+  add_node(m, "Relu", "ok", {"x"}, {"y"});
+  add_node(m, "NoSuchOp", "mystery", {"y"}, {"z"});
+  add_node(m, "Relu", "after", {"z"}, {"w"});
+  CHECK_THAT(import_error(m), Catch::Contains("node 'mystery' (NoSuchOp)") &&
+                                  Catch::Contains("no schema") && Catch::Contains("'z'"));
+}
+
+TEST_CASE("an op of an unknown domain is an error naming the node and the domain",
+          "[frontend][onnx][bad]") {
+  auto m = tiny_model();
+  auto* o = m.add_opset_import();
+  o->set_domain("com.acme");
+  o->set_version(1);
+  add_node(m, "FusedThing", "fused", {"x"}, {"y"}, "com.acme");
+  CHECK_THAT(import_error(m), Catch::Contains("node 'fused' (com.acme::FusedThing)") &&
+                                  Catch::Contains("domain 'com.acme'"));
+}
+
+TEST_CASE("Loop, an opset newer than ATC maps and a dangling input are errors",
+          "[frontend][onnx][bad]") {
+  auto loop = tiny_model();
+  add_node(loop, "Loop", "body", {"", "", "x"}, {"y"});
+  CHECK_THAT(import_error(loop), Catch::Contains("node 'body' (Loop)") &&
+                                     Catch::Contains("unroll"));
+
+  auto new_opset = tiny_model(19);
+  add_node(new_opset, "Relu", "r", {"x"}, {"y"});
+  CHECK_THAT(import_error(new_opset), Catch::Contains("opset 19") && Catch::Contains("8-18"));
+
+  auto dangling = tiny_model();
+  add_node(dangling, "Add", "add", {"x", "nowhere"}, {"y"});
+  CHECK_THAT(import_error(dangling), Catch::Contains("node 'add' (Add) reads 'nowhere'"));
+}
+
+TEST_CASE("an op ATC does not map is kept under its name with a named warning",
+          "[frontend][onnx]") {
+  auto m = tiny_model();
+  // GroupNormalization-18 is not in ONNX 1.12; Celu is mapped; HammingWindow (17) has no plugin.
+  auto* n = add_node(m, "Shape", "shape", {"x"}, {"s"});
+  (void)n;
+  add_node(m, "Relu", "r", {"x"}, {"y"});
+  add_node(m, "Hardmax", "hm", {"y"}, {"z"});
+  add_node(m, "MatMulInteger", "mmi", {"i8", "i8"}, {"q"});
+  auto* i8 = m.mutable_graph()->add_input();
+  i8->set_name("i8");
+  auto* t = i8->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(onnx::TensorProto::INT8);
+  t->mutable_shape()->add_dim()->set_dim_value(4);
+  t->mutable_shape()->add_dim()->set_dim_value(4);
+  const TempFile f("unmapped.onnx", m.SerializeAsString());
+  const ImportResult r = import_onnx(f.path());
+  CHECK(op_named(r.graph, "hm").text.type == "HardMax");
+  CHECK(op_named(r.graph, "mmi").text.type == "MatMulInteger");
+  CHECK(op_named(r.graph, "mmi").text.output_dtypes == "INT32");
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0].code == "onnx-unmapped-op");
+  CHECK_THAT(r.warnings[0].message, Catch::Contains("node 'mmi' (MatMulInteger)"));
+}
