@@ -2,6 +2,8 @@
 // ones, and the bad inputs each named.
 #include <catch2/catch.hpp>
 
+#include <google/protobuf/text_format.h>
+
 #include <string>
 
 #include "frontend/import.h"
@@ -275,4 +277,39 @@ TEST_CASE("an op ATC does not map is kept under its name with a named warning",
   REQUIRE(r.warnings.size() == 1);
   CHECK(r.warnings[0].code == "onnx-unmapped-op");
   CHECK_THAT(r.warnings[0].message, Catch::Contains("node 'mmi' (MatMulInteger)"));
+}
+
+TEST_CASE("a model in protobuf text format imports like its binary form", "[frontend][onnx]") {
+  onnx::ModelProto m;
+  REQUIRE(m.ParseFromString(example_onnx_model("attention")));
+  std::string text;
+  REQUIRE(google::protobuf::TextFormat::PrintToString(m, &text));
+  const TempFile f("attention.prototxt", text);
+  const ImportResult from_text = import_onnx(f.path());
+  const ImportResult from_binary = import_example("attention");
+  REQUIRE(from_text.graph.size() == from_binary.graph.size());
+  for (std::size_t i = 0; i < from_text.graph.size(); ++i) {
+    CHECK(from_text.graph.ops()[i].text.input_shapes ==
+          from_binary.graph.ops()[i].text.input_shapes);
+  }
+  const TempFile bad("bad.prototxt", "ir_version: 8\ngraph {\n  node { op_type: 7 }\n}\n");
+  try {
+    (void)import_onnx(bad.path());
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(e.pos().line == 3);
+  }
+}
+
+TEST_CASE("NonZero is sized at its upper bound, and opset 18 is imported with a warning",
+          "[frontend][onnx]") {
+  auto m = tiny_model(18);
+  add_node(m, "NonZero", "nz", {"x"}, {"idx"});
+  const TempFile f("nonzero.onnx", m.SerializeAsString());
+  const ImportResult r = import_onnx(f.path());
+  // x is [4, 8]: at most 32 non-zero elements, each with 2 coordinates
+  CHECK(op_named(r.graph, "nz").text.output_shapes == "2,32");
+  std::vector<std::string> codes;
+  for (const auto& w : r.warnings) codes.push_back(w.code);
+  CHECK(codes == std::vector<std::string>{"onnx-opset-18", "onnx-data-dependent-shape"});
 }
