@@ -395,10 +395,20 @@ KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores, CubePhases* 
 
   // A filter gradient's K runs over the batch: when its output blocks leave cores idle, the
   // cores take images apart and FixPipe adds their fp32 partials into the output (atomic add).
+  // The tiler balances the cores: it takes the number of image groups that minimises the
+  // waves per part of K, ceil(blocks * parts / cores) / parts (the fewest parts on a tie).
   const double base_tiles = g.batch * tiles_m * tiles_n;
-  const double parts =
-      g.k_over_batch ? std::clamp(std::floor(cores / base_tiles), 1.0, std::max(1.0, g.k_batch))
-                     : 1.0;
+  double parts = 1;
+  if (g.k_over_batch) {
+    double best = std::ceil(base_tiles / cores);
+    for (double q = 2; q <= std::min(g.k_batch, static_cast<double>(cores)); ++q) {
+      const double cost = std::ceil(base_tiles * q / cores) / q;
+      if (cost < best - 1e-12) {
+        best = cost;
+        parts = q;
+      }
+    }
+  }
   const double tk = parts > 1 ? round_up(kp / parts, k0) : kp;
   const double tiles = base_tiles * parts;
   p.tiles = static_cast<std::int64_t>(std::min(tiles, 9.0e18));
