@@ -90,17 +90,26 @@ Gemm gemm_of_matmul(const OpDesc& op) {
   g.b_nz = x2.format == Format::kFractalNZ;
   const auto ta_attr = transpose_attr(op, true);
   const auto tb_attr = transpose_attr(op, false);
-  // Layout: attributes when given, else the first combination whose K dimensions agree.
+  // Layout: attributes when given, else the first combination whose K dimensions agree and, when
+  // the output is known, whose M and N are the output's (MindSpore's op_info has no transpose
+  // attributes, and the dW of a linear layer, x^T . dy with x and dy both 16384 x 768, would
+  // otherwise be read as a 16384 x 16384 product).
   bool found = false;
-  for (int combo = 0; combo < 4 && !found; ++combo) {
-    const bool ta = ta_attr ? *ta_attr : (combo & 2) != 0;
-    const bool tb = tb_attr ? *tb_attr : (combo & 1) != 0;
-    const double ka = ta ? a.rows : a.cols;
-    const double kb = tb ? b.cols : b.rows;
-    if (ka == kb) {
-      g.trans_a = ta;
-      g.trans_b = tb;
-      found = true;
+  const bool have_out = !op.outputs.empty() && !op.outputs[0].shape.empty();
+  const Matrix c = have_out ? as_matrix(op.outputs[0]) : Matrix{};
+  for (int pass = have_out ? 0 : 1; pass < 2 && !found; ++pass) {
+    for (int combo = 0; combo < 4 && !found; ++combo) {
+      const bool ta = ta_attr ? *ta_attr : (combo & 2) != 0;
+      const bool tb = tb_attr ? *tb_attr : (combo & 1) != 0;
+      const double ka = ta ? a.rows : a.cols;
+      const double kb = tb ? b.cols : b.rows;
+      const double m = ta ? a.cols : a.rows;
+      const double n = tb ? b.rows : b.cols;
+      if (ka == kb && (pass == 1 || (m == c.rows && n == c.cols))) {
+        g.trans_a = ta;
+        g.trans_b = tb;
+        found = true;
+      }
     }
   }
   if (!found) g.warnings |= kWarnShapeMismatch;
