@@ -44,8 +44,9 @@ std::vector<OpKindInfo> build_table() {
   for (auto n : {"Conv2D", "Conv2DV2", "DepthwiseConv2D", "Conv3D", "Convolution"}) {
     cube(n, R::kConv2D);
   }
+  // (Conv2DTranspose takes x before the filter, unlike these: not one of them)
   for (auto n : {"Conv2DBackpropInput", "Conv2DBackpropInputD", "Conv2DBackpropInputV2",
-                 "Conv2DTranspose", "Conv2DTransposeD", "DepthwiseConv2DBackpropInput"}) {
+                 "DepthwiseConv2DBackpropInput"}) {
     cube(n, R::kConvBackpropInput);
   }
   for (auto n : {"Conv2DBackpropFilter", "Conv2DBackpropFilterD", "Conv2DBackpropFilterV2",

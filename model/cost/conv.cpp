@@ -61,6 +61,7 @@ bool is_shape_operand(const TensorDesc& t) noexcept {
 // C1*kh*kw (area_c1) resolved against the feature map's C1 later.
 struct Filter {
   double cout = 0, cin = 0, area = 0;
+  double kh = 0, kw = 0;  // when the layout gives them apart
   double area_c1 = 0;  // FRACTAL_Z first dim
   double c0 = 0;
   bool fractal = false;
@@ -74,12 +75,13 @@ Filter filter_of(const TensorDesc& t) noexcept {
     f.fractal = true;
     f.area_c1 = s(0), f.cout = s(1) * s(2), f.c0 = s(3);
   } else if (t.format == Format::kHWCN) {
-    f.area = s(0) * s(1), f.cin = s(2), f.cout = s(3);
+    f.kh = s(0), f.kw = s(1), f.cin = s(2), f.cout = s(3);
   } else if (t.format == Format::kNHWC) {
-    f.cout = s(0), f.area = s(1) * s(2), f.cin = s(3);
+    f.cout = s(0), f.kh = s(1), f.kw = s(2), f.cin = s(3);
   } else {
-    f.cout = s(0), f.cin = s(1), f.area = s(2) * s(3);
+    f.cout = s(0), f.cin = s(1), f.kh = s(2), f.kw = s(3);
   }
+  if (!f.fractal) f.area = f.kh * f.kw;
   return f;
 }
 
@@ -157,8 +159,22 @@ Gemm gemm_of_conv(const OpDesc& op, const HwSpec& hw) noexcept {
   if (y && is_fmap(*y)) {
     fy = fmap_of(*y);
     if (cout <= 0) cout = fy.c;
+  } else if (role == OpRole::kConv2D) {
+    // no output map: from the strides, pads and dilations (a square kernel when only its area
+    // is known)
+    std::array<std::int64_t, 8> v{};
+    auto vd = [&](std::size_t i) { return static_cast<double>(v[i]); };
+    double sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+    if (const auto k = op.attr_ints("strides", v); k >= 2) sh = vd(k - 2), sw = vd(k - 1);
+    if (const auto k = op.attr_ints("dilations", v); k >= 2) dh = vd(k - 2), dw = vd(k - 1);
+    if (op.attr_ints("pads", v) == 4) ph = vd(0) + vd(1), pw = vd(2) + vd(3);
+    double kh = fw.kh, kw = fw.kw;
+    if (kh <= 0 || kw <= 0) kh = kw = std::max(1.0, std::round(std::sqrt(std::max(area, 1.0))));
+    fy = fx;
+    fy.c = cout;
+    fy.h = std::max(1.0, std::floor((fx.h + ph - dh * (kh - 1) - 1) / std::max(1.0, sh)) + 1);
+    fy.w = std::max(1.0, std::floor((fx.w + pw - dw * (kw - 1) - 1) / std::max(1.0, sw)) + 1);
   } else {
-    // no output map: stride 1, same padding
     fy = fx;
     fy.c = cout;
     g.warnings |= kWarnShapeMismatch;
