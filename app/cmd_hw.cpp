@@ -114,6 +114,7 @@ std::vector<Row> spec_rows(const HwSpec& s) {
   add("overhead", "per_block_cycles", o.per_block_cycles, "cycles/block");
   add("overhead", "conflict_coefficient", o.conflict_coefficient, "factor");
   add("overhead", "index_dup_ratio_default", o.index_dup_ratio_default, "ratio");
+  add("overhead", "scheduler_task_us", o.scheduler_task_us, "us");
   const HostSpec& h = s.host;
   add("host", "launch_aclnn_us", h.launch_aclnn_us, "us");
   add("host", "launch_aclop_us", h.launch_aclop_us, "us");
@@ -121,6 +122,7 @@ std::vector<Row> spec_rows(const HwSpec& s) {
   add("host", "dynamic_shape_sync_us", h.dynamic_shape_sync_us, "us");
   add("host", "ns_per_element", h.ns_per_element, "ns/element");
   add("host", "launch_queue_depth", h.launch_queue_depth, "launches");
+  add("host", "cores", h.cores, "cores");
   add("aicpu", "dispatch_us", s.aicpu.dispatch_us, "us");
   add("aicpu", "ns_per_element", s.aicpu.ns_per_element, "ns/element");
   add("pcie", "bandwidth_gbps", s.pcie.bandwidth_gbps, "GB/s");

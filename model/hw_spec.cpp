@@ -234,6 +234,7 @@ void Loader::read_model_sections(TableReader& root, bool overlay) {
     s->number("per_block_cycles", o.per_block_cycles, kNonNegative);
     s->number("conflict_coefficient", o.conflict_coefficient, kEfficiency);
     s->number("index_dup_ratio_default", o.index_dup_ratio_default, kRatio);
+    s->number("scheduler_task_us", o.scheduler_task_us, kNonNegative);
     s->finish();
   }
   if (auto s = section(root, "host", overlay)) {
@@ -244,6 +245,7 @@ void Loader::read_model_sections(TableReader& root, bool overlay) {
     s->number("dynamic_shape_sync_us", h.dynamic_shape_sync_us, kNonNegative);
     s->number("ns_per_element", h.ns_per_element, kPositive);
     s->integer("launch_queue_depth", h.launch_queue_depth, 1);
+    s->integer("cores", h.cores, 0);
     s->finish();
   }
   if (auto s = section(root, "aicpu", overlay)) {

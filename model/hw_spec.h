@@ -122,6 +122,9 @@ struct OverheadSpec {
   double per_block_cycles = 0;       ///< kernel head: per block (core) launched
   double conflict_coefficient = 0;   ///< (0, 1]: loss from same-address accesses at full cores
   double index_dup_ratio_default = 0;  ///< default `index_dup_ratio` attribute, [0, 1]
+  /// The card's task scheduler is busy this long per kernel it dispatches, whichever stream the
+  /// kernel is on (the simulator's card-wide dispatch rate); 0 = no limit. Microseconds.
+  double scheduler_task_us = 0;
 };
 
 /// [host]: the host CPU side of launching work.
@@ -132,6 +135,9 @@ struct HostSpec {
   double dynamic_shape_sync_us = 0;  ///< device->host->device round trip for a data-dependent shape
   double ns_per_element = 0;         ///< an op placed on the host CPU, per element processed
   int launch_queue_depth = 0;        ///< launches that may run ahead of the device
+  /// Host CPU cores that serve one card's instances: the launch work of all its streams queues
+  /// on them (the simulator); 0 = no limit (every stream has a host thread of its own).
+  int cores = 0;
 };
 
 /// [aicpu]: the AI CPU cores.

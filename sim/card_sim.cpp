@@ -29,7 +29,13 @@ enum Kind : std::uint32_t {
   kComputeDone,
   kAicpuDone,
   kPcieOutDone,
+  kHostDone,    // host work of any stream on the shared host cores (payload: stream, HostWork)
+  kDispatched,  // the task scheduler reaches a stream's next op
+  kL2Done,
 };
+
+// What a stream's host thread runs on the shared host cores.
+enum HostWork : std::uint64_t { kLaunch, kHostOp, kSync, kHostWorkKinds };
 
 // Among events of the same nanosecond, completions run before arrivals and batching windows, so
 // a request arriving exactly when a stream frees finds the stream free.
@@ -47,6 +53,7 @@ struct OpInfo {
   std::string type;
   Unit unit = Unit::kVector;
   bool dynamic = false;  // data-dependent output shape: host round trip after it
+  bool bypass = false;   // ignores the stream's core limit (dynamic-shape or marked op)
   TimeNs launch_ns = 0;  // host time to launch it
   std::optional<double> fixed_us;
   int fixed_block_dim = 1;
@@ -58,6 +65,7 @@ struct Timing {
   TimeNs compute_ns = 0;  // device time outside the memory phase
   TimeNs memory_ns = 0;   // the memory phase when alone
   double hbm_bytes = 0;   // bytes the memory phase moves through the shared HBM
+  double l2_bytes = 0;    // bytes it moves through the shared L2 (every byte read or written)
   double bytes_in = 0;    // bytes the op reads (the graph's working set in L2)
   TimeNs host_ns = 0;     // host ops: their whole time on the host thread
   int cube = 0;           // cores held
@@ -90,6 +98,9 @@ struct Stream {
   bool barrier = false;       // a launched dynamic-shape op has not been synced yet
   bool sync_pending = false;  // the host owes a shape round trip for a completed dynamic op
   bool waiting_cores = false;
+  bool dispatched = false;         // the scheduler has taken the next op
+  bool waiting_dispatch = false;   // ... and reaches it at a later time
+  int memory_parts = 0;            // transfers of the memory phase still moving (HBM, L2)
   bool output_copying = false;  // the result is on its way back to the host
   bool output_copied = false;
   const Timing* running = nullptr;
@@ -125,10 +136,15 @@ class CardModel final : public EventTarget {
         cube_(hw.chip.cube_cores, sc.deployment.streams, sc.deployment.cube_cores_per_stream),
         vector_(hw.chip.vector_cores, sc.deployment.streams, sc.deployment.vector_cores_per_stream),
         hbm_(sim_, hw.hbm_bytes_per_us() / 1e3, this, kMemoryDone),
+        l2_(sim_, hw.l2_bytes_per_us() / 1e3, this, kL2Done),
         aicpu_(sim_, std::max(1, hw.chip.aicpu_cores), this, kAicpuDone),
         pcie_(sim_, 1, this, kPcieDone),
         pcie_out_(sim_, 1, this, kPcieOutDone) {
     check_fits();
+    if (sc.contention.host && hw.host.cores > 0) {
+      host_ = std::make_unique<ServerPool>(sim_, hw.host.cores, this, kHostDone);
+    }
+    if (sc.contention.scheduler) sched_ns_ = us_to_ns(hw.overhead.scheduler_task_us);
     build_ops();
     total_requests_ = sc.workload.warmup_requests + sc.workload.requests;
     if (opt_.trace) {
@@ -185,7 +201,15 @@ class CardModel final : public EventTarget {
         on_sync_done(static_cast<std::size_t>(payload));
         break;
       case kMemoryDone:
+      case kL2Done:
         on_memory_done(static_cast<std::size_t>(payload));
+        break;
+      case kHostDone:
+        on_host_done(payload);
+        break;
+      case kDispatched:
+        streams_[payload].waiting_dispatch = false;
+        pump_device(static_cast<std::size_t>(payload));
         break;
       case kComputeDone:
       case kAicpuDone:
@@ -259,6 +283,10 @@ class CardModel final : public EventTarget {
             info.unit != Unit::kHost && d.kind->role == OpRole::kDynamicShape &&
             predict(d, hw_, CoreBudget{}, PredictContext{}).critical_path.host_us > 0;
         info.dynamic = d.attr_bool("dynamic_shape", model_dynamic);
+        // The graph engine's core limit does not hold dynamic-shape kernels (they run on
+        // logical cores of the whole chip, tuning guide); a graph may mark other ops too.
+        info.bypass = info.unit != Unit::kAicpu && info.unit != Unit::kHost &&
+                      d.attr_bool("ignores_core_limit", info.dynamic);
         if (!gop.duration_us) {
           // What the model had to guess about this op, said once per op rather than per batch.
           const OpCost c = predict(d, hw_, CoreBudget{}, PredictContext{});
@@ -356,6 +384,10 @@ class CardModel final : public EventTarget {
         // (in read-equivalent bytes: the write factor and turnaround as in the op model)
         t.hbm_bytes = std::min(hw_.hbm_bus_bytes(c.bytes_in * (1 - hit), c.bytes_out),
                                capacity_bytes_per_ns() * static_cast<double>(memory_ns));
+        // Every byte read or written passes the chip's L2 (the op model caps a lone op there);
+        // capped the same way so that alone the transfer ends with the memory phase.
+        t.l2_bytes = std::min(c.bytes_in + c.bytes_out,
+                              hw_.l2_bytes_per_us() / 1e3 * static_cast<double>(memory_ns));
       }
       const int bd = std::max(1, c.block_dim);
       if (info.unit == Unit::kCube || info.unit == Unit::kMix) t.cube = std::min(bd, cube);
@@ -580,8 +612,7 @@ class CardModel final : public EventTarget {
       // The shape round trip of a finished dynamic op: device -> host -> device.
       st.host_busy = true;
       st.launch_start_ns = sim_.now();
-      sim_.schedule_in(us_to_ns(hw_.host.dynamic_shape_sync_us), this, kSyncDone, s,
-                       kPrioCompletion);
+      run_on_host(s, us_to_ns(hw_.host.dynamic_shape_sync_us), kSync);
       return;
     }
     const auto n = static_cast<std::uint32_t>(order_.size());
@@ -597,12 +628,38 @@ class CardModel final : public EventTarget {
       const Timing& t = timing(op, batch.gear_idx, cube_.cap(), vector_.cap(), -1);
       st.host_busy = true;
       st.launch_start_ns = sim_.now();
-      sim_.schedule_in(t.host_ns, this, kHostOpDone, s, kPrioCompletion);
+      run_on_host(s, t.host_ns, kHostOp);
       return;
     }
     st.host_busy = true;
     st.launch_start_ns = sim_.now();
-    sim_.schedule_in(ops_[op].launch_ns, this, kLaunchDone, s, kPrioCompletion);
+    run_on_host(s, ops_[op].launch_ns, kLaunch);
+  }
+
+  // A stream's host work: on its own thread, or queued FIFO with every stream's on the card's
+  // shared host cores ([host].cores) when that contention is on.
+  void run_on_host(std::size_t s, TimeNs ns, HostWork what) {
+    if (host_) {
+      host_->submit(ns, s * kHostWorkKinds + what);
+      return;
+    }
+    static constexpr std::uint32_t kDone[] = {kLaunchDone, kHostOpDone, kSyncDone};
+    sim_.schedule_in(ns, this, kDone[what], s, kPrioCompletion);
+  }
+
+  void on_host_done(std::uint64_t tag) {
+    const auto s = static_cast<std::size_t>(tag / kHostWorkKinds);
+    switch (tag % kHostWorkKinds) {
+      case kLaunch:
+        on_launch_done(s);
+        break;
+      case kHostOp:
+        on_host_op_done(s);
+        break;
+      default:
+        on_sync_done(s);
+        break;
+    }
   }
 
   void on_launch_done(std::size_t s) {
@@ -640,7 +697,23 @@ class CardModel final : public EventTarget {
 
   void pump_device(std::size_t s) {
     Stream& st = streams_[s];
-    if (st.device_busy || st.waiting_cores || st.completed == st.launched) return;
+    if (st.device_busy || st.waiting_cores || st.waiting_dispatch || st.completed == st.launched)
+      return;
+    if (sched_ns_ > 0 && !st.dispatched) {
+      // The card's one task scheduler takes kernels first come, first served, each for
+      // sched_ns_. Its work on a kernel is part of that kernel's head (the op model's launch
+      // cost), so an op waits only while the scheduler serves earlier ones.
+      const TimeNs now = sim_.now();
+      const TimeNs start = std::max(now, sched_free_ns_);
+      sched_free_ns_ = start + sched_ns_;
+      if (measuring_) sched_busy_ns_ += static_cast<double>(sched_ns_);
+      st.dispatched = true;
+      if (start > now) {
+        st.waiting_dispatch = true;
+        sim_.schedule_at(start, this, kDispatched, s, kPrioCompletion);
+        return;
+      }
+    }
     const std::size_t op = order_[st.completed];
     const OpInfo& info = ops_[op];
     const std::uint32_t gi = batches_[static_cast<std::size_t>(st.batch)].gear_idx;
@@ -667,18 +740,23 @@ class CardModel final : public EventTarget {
     const std::uint32_t gi = batches_[static_cast<std::size_t>(st.batch)].gear_idx;
     const int si = static_cast<int>(s);
     const int l2 = l2_bucket();
-    const Timing* want = &timing(op, gi, cube_.cap(), vector_.cap(), l2);
-    const int gc = want->cube > 0 ? cube_.grantable(si, want->cube) : 0;
-    const int gv = want->vector > 0 ? vector_.grantable(si, want->vector) : 0;
+    // An op that ignores the core limit is planned for the whole chip and takes any free core,
+    // also those of other streams' shares.
+    const bool bypass = ops_[op].bypass && sc_.contention.core_limit_bypass;
+    const int cube_budget = bypass ? cube_.total() : cube_.cap();
+    const int vector_budget = bypass ? vector_.total() : vector_.cap();
+    const Timing* want = &timing(op, gi, cube_budget, vector_budget, l2);
+    const int gc = want->cube > 0 ? cube_.grantable(si, want->cube, bypass) : 0;
+    const int gv = want->vector > 0 ? vector_.grantable(si, want->vector, bypass) : 0;
     if ((want->cube > 0 && gc == 0) || (want->vector > 0 && gv == 0)) return false;
     const Timing* t = want;
     if (gc < want->cube || gv < want->vector) {
-      t = &timing(op, gi, want->cube > 0 ? gc : cube_.cap(), want->vector > 0 ? gv : vector_.cap(),
+      t = &timing(op, gi, want->cube > 0 ? gc : cube_budget, want->vector > 0 ? gv : vector_budget,
                   l2);
     }
     const TimeNs now = sim_.now();
-    cube_.acquire(si, t->cube, now);
-    vector_.acquire(si, t->vector, now);
+    cube_.acquire(si, t->cube, now, bypass);
+    vector_.acquire(si, t->vector, now, bypass);
     cores_sample(now);
     st.held_cube = t->cube;
     st.held_vector = t->vector;
@@ -686,16 +764,24 @@ class CardModel final : public EventTarget {
     st.running = t;
     st.op_start_ns = now;
     device_busy_.add(now, 1);
-    if (t->memory_ns > 0 && t->hbm_bytes > 0) {
-      hbm_.start(t->hbm_bytes, t->hbm_bytes / static_cast<double>(t->memory_ns), s);
-    } else {
+    // The memory phase moves its bytes through HBM and L2, each shared with the other streams'
+    // ops as a fluid; it ends when both transfers have.
+    const bool via_hbm = t->memory_ns > 0 && t->hbm_bytes > 0;
+    const bool via_l2 = sc_.contention.l2_bandwidth && t->memory_ns > 0 && t->l2_bytes > 0;
+    st.memory_parts = (via_hbm ? 1 : 0) + (via_l2 ? 1 : 0);
+    if (via_hbm) hbm_.start(t->hbm_bytes, t->hbm_bytes / static_cast<double>(t->memory_ns), s);
+    if (via_l2) l2_.start(t->l2_bytes, t->l2_bytes / static_cast<double>(t->memory_ns), s);
+    if (st.memory_parts == 0) {
       sim_.schedule_in(t->memory_ns + t->compute_ns, this, kComputeDone, s, kPrioCompletion);
     }
     return true;
   }
 
   void on_memory_done(std::size_t s) {
-    sim_.schedule_in(streams_[s].running->compute_ns, this, kComputeDone, s, kPrioCompletion);
+    Stream& st = streams_[s];
+    NPUSIM_CHECK(st.memory_parts > 0);
+    if (--st.memory_parts > 0) return;
+    sim_.schedule_in(st.running->compute_ns, this, kComputeDone, s, kPrioCompletion);
   }
 
   void on_op_done(std::size_t s) {
@@ -710,6 +796,7 @@ class CardModel final : public EventTarget {
       st.held_vector = 0;
     }
     st.device_busy = false;
+    st.dispatched = false;
     device_busy_.add(now, -1);
     span(device_track(s), static_cast<std::uint32_t>(op), st.op_start_ns, now - st.op_start_ns,
          st.batch);
@@ -825,6 +912,8 @@ class CardModel final : public EventTarget {
     aicpu_.busy_time().restart(now);
     pcie_.busy_time().restart(now);
     pcie_out_.busy_time().restart(now);
+    if (host_) host_->busy_time().restart(now);
+    sched_busy_ns_ = 0;
     in_system_.restart(now);
     device_busy_.restart(now);
     streams_busy_.restart(now);
@@ -846,6 +935,10 @@ class CardModel final : public EventTarget {
         aicpu_.busy_time().area(now) / (span_ns * std::max(1, hw_.chip.aicpu_cores));
     result_.pcie_utilization = pcie_.busy_time().area(now) / span_ns;
     result_.pcie_out_utilization = pcie_out_.busy_time().area(now) / span_ns;
+    if (host_) result_.host_utilization = host_->busy_time().area(now) / (span_ns * hw_.host.cores);
+    // (a kernel's scheduler time is counted when it is taken, so the share can pass 1 by a few
+    // kernels' worth at the window's end; clamp)
+    result_.scheduler_utilization = std::min(1.0, sched_busy_ns_ / span_ns);
     result_.in_system_mean = in_system_.area(now) / span_ns;
     const double stream_busy = streams_busy_.area(now);
     result_.device_idle_share = stream_busy > 0 ? 1.0 - device_busy_.area(now) / stream_busy : 0;
@@ -951,6 +1044,11 @@ class CardModel final : public EventTarget {
   CorePool cube_;
   CorePool vector_;
   FluidBandwidth hbm_;
+  FluidBandwidth l2_;
+  std::unique_ptr<ServerPool> host_;  // the shared host cores, when that contention is on
+  TimeNs sched_ns_ = 0;               // the task scheduler's time per kernel (0: no limit)
+  TimeNs sched_free_ns_ = 0;          // when it is free for the next kernel
+  double sched_busy_ns_ = 0;          // its busy time inside the measured window
   ServerPool aicpu_;
   ServerPool pcie_;
   ServerPool pcie_out_;

@@ -1,8 +1,9 @@
 #pragma once
 // One card serving traffic: arrivals, the batcher (window, gears, padding, oversize split), a
 // shared ready queue feeding `streams` instances, and per instance the host dispatch thread and
-// the in-order device stream that runs the graph, contending for cube/vector cores, HBM
-// bandwidth, L2, AI CPU cores and the PCIe link. Mechanisms and their choices: docs/scenarios.md.
+// the in-order device stream that runs the graph, contending for cube/vector cores, HBM and L2
+// bandwidth, L2 capacity, the shared host cores, the card's task scheduler, AI CPU cores and the
+// PCIe link. Mechanisms and their choices: docs/scenarios.md.
 
 #include <cstdint>
 #include <filesystem>
@@ -92,6 +93,8 @@ struct SimResult {
   double aicpu_utilization = 0;
   double pcie_utilization = 0;      ///< host->device link busy share
   double pcie_out_utilization = 0;  ///< device->host link busy share
+  double host_utilization = 0;       ///< busy share of the shared host cores (0 when unlimited)
+  double scheduler_utilization = 0;  ///< busy share of the card's task scheduler (0: no limit)
   double hbm_bytes_per_us = 0;      ///< achieved HBM traffic over the window
   double device_idle_share = 0;     ///< of stream busy time, the share with no op on the device
   std::optional<std::int64_t> cards_needed;  ///< ceil(target.traffic_qps / qps)
@@ -106,8 +109,8 @@ struct SimResult {
 };
 
 /// Checks what can only be checked once the chip is known (core limits, op attributes the
-/// simulator reads: api, recompile, block_dim, dynamic_shape) without running anything.
-/// Throws InputError at the scenario's or graph's file:line.
+/// simulator reads: api, recompile, block_dim, dynamic_shape, ignores_core_limit) without running
+/// anything. Throws InputError at the scenario's or graph's file:line.
 void check_scenario_fits(const Scenario& scenario, const HwSpec& hw);
 
 /// Loads a scenario file and its chip and checks that they fit; returns a one-line description

@@ -48,7 +48,9 @@ nlohmann::ordered_json result_json(const SimResult& r) {
                                   {"vector", r6(r.vector_utilization)},
                                   {"aicpu", r6(r.aicpu_utilization)},
                                   {"pcie", r6(r.pcie_utilization)},
-                                  {"pcie_out", r6(r.pcie_out_utilization)}};
+                                  {"pcie_out", r6(r.pcie_out_utilization)},
+                                  {"host", r6(r.host_utilization)},
+                                  {"scheduler", r6(r.scheduler_utilization)}};
   j["hbm_gbps"] = r6(r.hbm_bytes_per_us / 1e3);
   j["device_idle_share"] = r6(r.device_idle_share);
   j["cards_needed"] = r.cards_needed ? ordered_json(*r.cards_needed) : ordered_json(nullptr);

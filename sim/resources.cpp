@@ -15,13 +15,13 @@ CorePool::CorePool(int cores, int streams, int cap_per_stream)
   NPUSIM_CHECK(cores >= 0 && streams >= 1 && cap_per_stream >= 0);
 }
 
-int CorePool::grantable(int stream, int wanted) const noexcept {
-  const int room = cap_ - held_[static_cast<std::size_t>(stream)];
+int CorePool::grantable(int stream, int wanted, bool beyond_cap) const noexcept {
+  const int room = beyond_cap ? free_ : cap_ - held_[static_cast<std::size_t>(stream)];
   return std::max(0, std::min({wanted, free_, room}));
 }
 
-void CorePool::acquire(int stream, int n, TimeNs now_ns) {
-  NPUSIM_CHECK(n >= 0 && n <= grantable(stream, n));
+void CorePool::acquire(int stream, int n, TimeNs now_ns, bool beyond_cap) {
+  NPUSIM_CHECK(n >= 0 && n <= grantable(stream, n, beyond_cap));
   held_[static_cast<std::size_t>(stream)] += n;
   free_ -= n;
   busy_.add(now_ns, n);

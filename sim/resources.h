@@ -6,7 +6,10 @@
 // - FluidBandwidth: HBM bandwidth shared by all running transfers as a fluid; rates are
 //   recomputed (max-min fair, each transfer capped at the rate it reaches alone) whenever the
 //   set of transfers changes, and completion events are re-keyed, as SimGrid does.
-// - ServerPool: k identical servers with one FIFO queue (the PCIe link, the AI CPU cores).
+// - ServerPool: k identical servers with one FIFO queue (the PCIe link, the AI CPU cores, the
+//   host cores shared by a card's streams).
+// The L2 bandwidth is a second FluidBandwidth; the task scheduler, one server whose work on a
+// kernel overlaps that kernel's head, is a "free at" time in card_sim.cpp.
 
 #include <cstdint>
 #include <deque>
@@ -51,15 +54,17 @@ class TimeWeighted {
   TimeNs start_ns_ = 0;
 };
 
-/// A pool of identical cores; each stream may hold at most its cap at a time.
+/// A pool of identical cores; each stream may hold at most its cap at a time, except for ops
+/// that ignore the core limit (they may take any free core).
 class CorePool {
  public:
   /// `cores` in the pool; `streams` users; `cap_per_stream` 0 = a stream may use all cores.
   CorePool(int cores, int streams, int cap_per_stream);
-  /// How many of `wanted` cores `stream` could take now: min(wanted, free, cap - held).
-  [[nodiscard]] int grantable(int stream, int wanted) const noexcept;
-  /// Takes `n` cores for `stream` (n <= grantable(stream, n)).
-  void acquire(int stream, int n, TimeNs now_ns);
+  /// How many of `wanted` cores `stream` could take now: min(wanted, free, cap - held), or
+  /// min(wanted, free) for an op that ignores the core limit (`beyond_cap`).
+  [[nodiscard]] int grantable(int stream, int wanted, bool beyond_cap = false) const noexcept;
+  /// Takes `n` cores for `stream` (n <= grantable(stream, n, beyond_cap)).
+  void acquire(int stream, int n, TimeNs now_ns, bool beyond_cap = false);
   /// Returns `n` cores held by `stream`.
   void release(int stream, int n, TimeNs now_ns);
   /// Cores in the pool.

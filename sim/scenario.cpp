@@ -39,9 +39,18 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& schema() {
       {"workload",
        {"arrival", "batch_size", "concurrency", "input_bytes_per_sample", "output_bytes_per_sample",
         "rate_qps", "requests", "trace_file", "warmup_requests"}},
+      {"contention", {"core_limit_bypass", "host", "l2_bandwidth", "scheduler"}},
       {"target", {"p99_ms", "traffic_qps"}},
   };
   return s;
+}
+
+// Keys an override may remove with `none` (the scenario means something without them).
+const std::vector<std::string>& removable_keys() {
+  static const std::vector<std::string> k = {
+      "deployment.batch_window_us", "deployment.cube_cores_per_stream",
+      "deployment.vector_cores_per_stream", "target.p99_ms", "target.traffic_qps"};
+  return k;
 }
 
 std::string_view trim(std::string_view s) {
@@ -97,8 +106,23 @@ Override parse_override(const std::string& set) {
 }
 
 // Puts the override's value into the document: TOML syntax when it parses, else a bare string.
+// `none` removes an optional key. The compiled gears are given one way or the other, so an
+// override of `gears` or `max_gear` removes the file's other one: what the user typed wins.
 void apply_override(TomlFile& doc, const Override& o) {
   const std::string value(trim(std::string_view(o.text).substr(o.text.find('=') + 1)));
+  const std::string path = o.section + "." + o.key;
+  if (value == "none") {
+    const auto& removable = removable_keys();
+    if (std::find(removable.begin(), removable.end(), path) == removable.end()) {
+      std::string list;
+      for (const auto& k : removable) list += (list.empty() ? "" : ", ") + k;
+      throw InputError({"<command line>", 0, 0},
+                       fmt::format("--set '{}': {} cannot be removed; `none` removes only {}",
+                                   o.text, path, list));
+    }
+    if (toml::table* section = doc.root[o.section].as_table()) section->erase(o.key);
+    return;
+  }
   toml::table* section = doc.root[o.section].as_table();
   if (section == nullptr) {
     doc.root.insert_or_assign(o.section, toml::table{});
@@ -107,6 +131,8 @@ void apply_override(TomlFile& doc, const Override& o) {
   if (o.section == "graph" && (o.key == "file" || o.key == "onnx")) {
     section->clear();  // another graph source replaces the scenario's graph as a whole
   }
+  if (path == "deployment.max_gear") section->erase("gears");
+  if (path == "deployment.gears") section->erase("max_gear");
   try {
     toml::table t = toml::parse("v = " + value, std::string_view("<command line>"));
     if (toml::node* v = t.get("v"); v != nullptr) {
@@ -375,6 +401,14 @@ Scenario read_scenario(const TomlFile& doc, const fs::path& file,
     }
     w.finish();
   }
+  if (auto c = root.optional_sub_table("contention")) {
+    Contention& k = sc.contention;
+    k.host = c->optional_boolean("host").value_or(true);
+    k.scheduler = c->optional_boolean("scheduler").value_or(true);
+    k.l2_bandwidth = c->optional_boolean("l2_bandwidth").value_or(true);
+    k.core_limit_bypass = c->optional_boolean("core_limit_bypass").value_or(true);
+    c->finish();
+  }
   if (auto t = root.optional_sub_table("target")) {
     sc.target.p99_ms = t->optional_number("p99_ms", 0, kInf, true);
     sc.target.traffic_qps = t->optional_number("traffic_qps", 0, kInf, true);
@@ -472,6 +506,14 @@ Scenario load_scenario(const fs::path& file, const std::vector<std::string>& set
   TomlFile doc = parse_toml_file(file);
   std::vector<Override> overrides;
   for (const auto& s : sets) overrides.push_back(parse_override(s));
+  const auto given = [&](const char* key) {
+    return std::any_of(overrides.begin(), overrides.end(),
+                       [&](const Override& o) { return o.section + "." + o.key == key; });
+  };
+  if (given("deployment.gears") && given("deployment.max_gear")) {
+    throw InputError({"<command line>", 0, 0},
+                     "--set deployment.gears and deployment.max_gear: give one of them, not both");
+  }
   for (const auto& o : overrides) apply_override(doc, o);
   try {
     std::vector<std::string> overridden;

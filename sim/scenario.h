@@ -93,6 +93,15 @@ struct Workload {
   double output_bytes_per_sample = 0;  ///< device->host result copy per (padded) sample, bytes
 };
 
+/// [contention]: switches for what a card's streams share besides cores, HBM and L2 capacity
+/// (always modelled). Each is on unless the scenario turns it off; the parameters are the chip's.
+struct Contention {
+  bool host = true;               ///< the launch work of all streams queues on [host].cores
+  bool scheduler = true;          ///< every kernel passes the card's one task scheduler
+  bool l2_bandwidth = true;       ///< streams share the chip's L2 bandwidth as they share HBM's
+  bool core_limit_bypass = true;  ///< dynamic-shape and marked ops ignore the stream's core limit
+};
+
 /// [target]
 struct Target {
   std::optional<double> p99_ms;
@@ -106,12 +115,15 @@ struct Scenario {
   Graph graph;
   Deployment deployment;
   Workload workload;
+  Contention contention;
   Target target;
 };
 
 /// Loads a scenario. `sets` are "section.key=value" overrides applied before validation; a value
 /// is read as TOML (4, 2.5, true, [1, 8], {1 = 0.5, 8 = 0.5}, "text") and a bare word as a
-/// string. Throws InputError: file:line:col for defects in the file, "<command line>" for a
+/// string. The command line wins over the file: `none` removes an optional key (a core limit,
+/// the batching window, a target), and setting one of `gears` / `max_gear` drops the other from
+/// the file. Throws InputError: file:line:col for defects in the file, "<command line>" for a
 /// malformed or unknown override (naming the accepted keys) or an override of the wrong type.
 [[nodiscard]] Scenario load_scenario(const std::filesystem::path& file,
                                      const std::vector<std::string>& sets = {});

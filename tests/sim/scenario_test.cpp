@@ -91,6 +91,48 @@ TEST_CASE("a max_gear compiles every batch size up to it", "[scenario]") {
   CHECK(s.deployment.gears.size() == 3);
 }
 
+TEST_CASE("a --set says what the user means: the command line wins over the file's gears",
+          "[scenario]") {
+  // kBase lists gears [1, 4, 8]: max_gear on the command line replaces them with 1..8.
+  const Scenario m = npusim::test::scenario_from_text(kBase, {"deployment.max_gear=8"});
+  CHECK(m.deployment.gears == std::vector<std::int64_t>{1, 2, 3, 4, 5, 6, 7, 8});
+  // and the other way round: a file with max_gear takes a gears list from the command line.
+  const std::string with_max = [] {
+    std::string t = kBase;
+    t.replace(t.find("gears = [1, 8, 4]"), 17, "max_gear = 8");
+    return t;
+  }();
+  const Scenario g = npusim::test::scenario_from_text(with_max, {"deployment.gears=[2,8]"});
+  CHECK(g.deployment.gears == std::vector<std::int64_t>{2, 8});
+  // both on the command line is still ambiguous
+  const auto p = npusim::test::write_temp("set_both_gears.toml", kBase);
+  CHECK(error_of(p, {"deployment.gears=[2,8]", "deployment.max_gear=8"}) ==
+        "<command line>: error: --set deployment.gears and deployment.max_gear: give one of them, "
+        "not both");
+}
+
+TEST_CASE("a --set key=none removes an optional key such as a core limit", "[scenario]") {
+  std::string limited = kBase;
+  limited.replace(limited.find("streams = 2"), 11,
+                  "streams = 2\ncube_cores_per_stream = 5\nvector_cores_per_stream = 10");
+  const Scenario with = npusim::test::scenario_from_text(limited);
+  CHECK(with.deployment.cube_cores_per_stream == 5);
+  const Scenario without = npusim::test::scenario_from_text(
+      limited, {"deployment.cube_cores_per_stream=none", "deployment.vector_cores_per_stream=none",
+                "deployment.batch_window_us=none"});
+  CHECK(without.deployment.cube_cores_per_stream == 0);  // 0: no limit
+  CHECK(without.deployment.vector_cores_per_stream == 0);
+  CHECK(without.deployment.batch_window_us == 0);
+  // removing a key the file does not have is no error
+  const Scenario target = npusim::test::scenario_from_text(kBase, {"target.p99_ms=none"});
+  CHECK_FALSE(target.target.p99_ms.has_value());
+  // a required key cannot be removed
+  const auto p = npusim::test::write_temp("set_none_required.toml", kBase);
+  CHECK_THAT(error_of(p, {"deployment.streams=none"}),
+             Catch::StartsWith("<command line>: error: --set 'deployment.streams=none': "
+                               "deployment.streams cannot be removed; `none` removes only "));
+}
+
 TEST_CASE("an unknown --set key is an error at the command line naming the accepted keys",
           "[scenario]") {
   const auto p = npusim::test::write_temp("set_unknown.toml", kBase);
@@ -278,6 +320,11 @@ vector_cores_per_stream = 8
 max_gear = 4
 batch_window_us = 10
 split_oversize = true
+[contention]
+host = false
+scheduler = false
+l2_bandwidth = false
+core_limit_bypass = false
 [target]
 p99_ms = 1
 traffic_qps = 100
