@@ -16,6 +16,7 @@
 #include "model/hw_spec.h"
 #include "model/toml_reader.h"
 #include "sim/card_sim.h"
+#include "sim/scenario.h"
 
 namespace npusim::app {
 
@@ -64,6 +65,16 @@ const FileKind kFileKinds[] = {
      [](const fs::path& f) { return check_graph_file(f); }},
 };
 
+// The graph a graph file or a scenario holds, shapes of every op (validate --shapes).
+std::string shapes_of_file(const fs::path& file) {
+  const TomlFile doc = parse_toml_file(file);
+  if (doc.root.contains("scenario")) {
+    return describe_shapes(sim::load_scenario(file).graph);
+  }
+  if (doc.root.contains("graph")) return describe_shapes(load_graph_file(file));
+  return "";
+}
+
 std::string validate_file(const fs::path& file) {
   const TomlFile doc = parse_toml_file(file);
   if (doc.root.empty()) {
@@ -82,15 +93,20 @@ std::string validate_file(const fs::path& file) {
 
 void register_validate(CLI::App& app) {
   auto files = std::make_shared<std::vector<std::string>>();
+  auto shapes = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand(
       "validate",
       "Check input files (hw specs, overlays): print 'ok: FILE (kind)' for each, or the first "
       "defect as file:line:col and exit 2");
   cmd->add_option("files", *files, "files to check, in order")->required();
-  cmd->callback([files] {
+  cmd->add_flag("--shapes", *shapes,
+                "for a graph or a scenario, also print every op's inputs (where each comes from) "
+                "and outputs, and whether they were declared, inferred or an upper bound");
+  cmd->callback([files, shapes] {
     for (const std::string& f : *files) {
       const std::string what = validate_file(f);
       std::cout << fmt::format("ok: {} ({})\n", f, what) << std::flush;
+      if (*shapes) std::cout << shapes_of_file(f) << std::flush;
     }
   });
 }

@@ -11,9 +11,8 @@
 #include <unordered_map>
 #include <utility>
 
-#include "model/graph_source.h"
+#include "model/shape_infer.h"
 #include "model/text.h"
-#include "model/toml_reader.h"
 
 namespace npusim {
 
@@ -43,6 +42,84 @@ std::int64_t eval_dim(std::string_view dim, std::int64_t batch, const SourcePos&
   return t->k * batch;
 }
 
+std::vector<std::string> split_trimmed(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= s.size(); ++i) {
+    if (i < s.size() && s[i] != sep) continue;
+    out.emplace_back(trim_blanks(s.substr(start, i - start)));
+    start = i + 1;
+  }
+  return out;
+}
+
+std::string join_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ";" : "") + items[i];
+  return out;
+}
+
+// A dtype in its canonical spelling (so DT_FLOAT16 and FLOAT16 compare equal).
+std::string canon_dtype(std::string_view d) {
+  const auto p = parse_dtype(trim_blanks(d));
+  return p ? std::string(dtype_name(*p)) : std::string(trim_blanks(d));
+}
+
+// The tensors of a declared shape/dtype pair as make_op reads them: "" with one dtype is one
+// scalar, "" with none is no tensor, one dtype applies to every shape.
+struct Declared {
+  std::vector<std::string> shapes;
+  std::vector<std::string> dtypes;  // empty when the dtypes do not match the shapes in count
+};
+Declared declared_tensors(const std::string& shapes, const std::string& dtypes) {
+  Declared d;
+  const bool no_shapes = trim_blanks(shapes).empty();
+  const std::vector<std::string> dt =
+      trim_blanks(dtypes).empty() ? std::vector<std::string>{} : split_trimmed(dtypes, ';');
+  if (no_shapes) {
+    if (dt.size() == 1) d = {{""}, {canon_dtype(dt[0])}};
+    return d;
+  }
+  d.shapes = split_trimmed(shapes, ';');
+  if (dt.size() == 1) {
+    d.dtypes.assign(d.shapes.size(), canon_dtype(dt[0]));
+  } else if (dt.size() == d.shapes.size()) {
+    for (const std::string& x : dt) d.dtypes.push_back(canon_dtype(x));
+  }
+  return d;
+}
+
+// The element count of a shape template as k * B^e; nullopt when a dimension is not a template.
+std::optional<std::pair<std::int64_t, int>> element_count(std::string_view shape) {
+  std::int64_t k = 1;
+  int e = 0;
+  shape = trim_blanks(shape);
+  if (shape.empty()) return std::pair{k, e};
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= shape.size(); ++i) {
+    if (i < shape.size() && shape[i] != ',') continue;
+    const auto t = parse_dim_template(shape.substr(start, i - start));
+    if (!t || t->k <= 0 || k > std::numeric_limits<std::int64_t>::max() / t->k) return std::nullopt;
+    k *= t->k;
+    e += t->batch ? 1 : 0;
+    start = i + 1;
+  }
+  return std::pair{k, e};
+}
+
+// A declared input shape may be a view of the tensor its edge carries: the same elements in
+// another shape (a Reshape / Squeeze / Unsqueeze of an ND tensor, which launches no kernel).
+bool is_view(std::string_view declared, std::string_view edge) {
+  const auto a = element_count(declared);
+  const auto b = element_count(edge);
+  return a && b && *a == *b;
+}
+
+bool all_digits(std::string_view s) {
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
 }  // namespace
 
 std::optional<DimTemplate> parse_dim_template(std::string_view dim) noexcept {
@@ -61,6 +138,34 @@ std::optional<DimTemplate> parse_dim_template(std::string_view dim) noexcept {
   }
   return std::nullopt;
 }
+
+bool same_shape_template(std::string_view a, std::string_view b) noexcept {
+  a = trim_blanks(a);
+  b = trim_blanks(b);
+  if (a.empty() || b.empty()) return a.empty() && b.empty();
+  std::size_t ia = 0;
+  std::size_t ib = 0;
+  while (true) {
+    const std::size_t ea = std::min(a.find(',', ia), a.size());
+    const std::size_t eb = std::min(b.find(',', ib), b.size());
+    const std::string_view da = trim_blanks(a.substr(ia, ea - ia));
+    const std::string_view db = trim_blanks(b.substr(ib, eb - ib));
+    const auto ta = parse_dim_template(da);
+    const auto tb = parse_dim_template(db);
+    if (ta && tb) {
+      if (ta->k != tb->k || ta->batch != tb->batch) return false;
+    } else if (da != db) {
+      return false;
+    }
+    const bool end_a = ea == a.size();
+    const bool end_b = eb == b.size();
+    if (end_a || end_b) return end_a && end_b;
+    ia = ea + 1;
+    ib = eb + 1;
+  }
+}
+
+std::vector<std::string> split_shape_list(std::string_view list) { return split_trimmed(list, ';'); }
 
 bool mentions_batch(std::string_view shapes) noexcept {
   return shapes.find('B') != std::string_view::npos;
@@ -87,15 +192,31 @@ std::string substitute_batch(std::string_view shapes, std::int64_t batch, const 
   return out;
 }
 
-Graph Graph::build(std::string name, std::vector<GraphOp> ops) {
+Graph Graph::build(std::string name, std::vector<GraphOp> ops, std::vector<GraphInput> inputs) {
   Graph g;
   g.name_ = std::move(name);
   g.ops_ = std::move(ops);
+  g.inputs_ = std::move(inputs);
   const std::size_t n = g.ops_.size();
   g.dag_ = GraphDag(n);
   g.batch_dependent_.resize(n);
 
   std::unordered_map<std::string, std::size_t> by_name;
+  std::unordered_map<std::string, std::size_t> input_by_name;
+  for (std::size_t k = 0; k < g.inputs_.size(); ++k) {
+    const GraphInput& in = g.inputs_[k];
+    if (in.name.empty()) throw InputError(in.pos, "graph input: 'name' must not be empty");
+    if (!input_by_name.emplace(in.name, k).second) {
+      throw InputError(in.pos, fmt::format("graph input '{}': duplicate name", in.name));
+    }
+    // The tensor must read as a shape and a dtype at any batch size.
+    (void)parse_shape_list(substitute_batch(in.shape, 1, in.pos), in.pos);
+    if (!parse_dtype(trim_blanks(in.dtype))) {
+      (void)parse_dtype_list(in.dtype, in.pos);  // throws with the accepted spellings
+      throw InputError(in.pos, fmt::format("graph input '{}': 'dtype' must not be empty", in.name));
+    }
+    (void)parse_format_list(in.format, in.pos);
+  }
   for (std::size_t i = 0; i < n; ++i) {
     const GraphOp& op = g.ops_[i];
     if (op.text.name.empty()) throw InputError(op.pos, "graph op: 'name' must not be empty");
@@ -105,11 +226,60 @@ Graph Graph::build(std::string name, std::vector<GraphOp> ops) {
                                            "line {})",
                                            op.text.name, g.ops_[it->second].pos.line));
     }
+    if (const auto in = input_by_name.find(op.text.name); in != input_by_name.end()) {
+      throw InputError(op.pos, fmt::format("graph op '{}': a graph input has the same name "
+                                           "(line {})",
+                                           op.text.name, g.inputs_[in->second].pos.line));
+    }
   }
+
+  // Tensor edges written in `inputs`.
+  g.sources_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     const GraphOp& op = g.ops_[i];
+    if (!op.inputs) continue;
+    for (std::size_t j = 0; j < op.inputs->size(); ++j) {
+      const std::string ref(trim_blanks((*op.inputs)[j]));
+      TensorSource src;
+      if (ref.empty()) {
+        src.kind = TensorSource::Kind::kNone;
+      } else if (auto o = by_name.find(ref); o != by_name.end()) {
+        src = {TensorSource::Kind::kOp, o->second, 0, false};
+      } else if (auto in = input_by_name.find(ref); in != input_by_name.end()) {
+        src = {TensorSource::Kind::kGraphInput, in->second, 0, false};
+      } else {
+        const std::size_t colon = ref.rfind(':');
+        const auto p = colon == std::string::npos ? by_name.end() : by_name.find(ref.substr(0, colon));
+        std::int64_t k = 0;
+        if (p == by_name.end() || !all_digits(ref.substr(colon + 1)) ||
+            !parse_int(ref.substr(colon + 1), k)) {
+          throw InputError(op.inputs_pos,
+                           fmt::format("graph op '{}': input {} names '{}', which is neither an "
+                                       "op, an op's output ('op:k') nor a graph input",
+                                       op.text.name, j, ref));
+        }
+        src = {TensorSource::Kind::kOp, p->second, static_cast<std::size_t>(k), false};
+      }
+      if (src.kind == TensorSource::Kind::kOp && src.index == i) {
+        throw InputError(op.inputs_pos, fmt::format("graph op '{}': input {} reads the op's own "
+                                                    "output",
+                                                    op.text.name, j));
+      }
+      g.sources_[i].push_back(src);
+    }
+  }
+
+  for (std::size_t i = 0; i < n; ++i) {
+    const GraphOp& op = g.ops_[i];
+    for (const TensorSource& s : g.sources_[i]) {
+      if (s.kind == TensorSource::Kind::kOp && !boost::edge(s.index, i, g.dag_).second) {
+        boost::add_edge(s.index, i, g.dag_);
+      }
+    }
     if (!op.after.has_value()) {
-      if (i > 0) boost::add_edge(i - 1, i, g.dag_);
+      if (i > 0 && !op.inputs && !boost::edge(i - 1, i, g.dag_).second) {
+        boost::add_edge(i - 1, i, g.dag_);
+      }
       continue;
     }
     for (const std::string& dep : *op.after) {
@@ -159,25 +329,272 @@ Graph Graph::build(std::string name, std::vector<GraphOp> ops) {
     std::vector<std::size_t> cycle{v};
     for (std::size_t u = left_pred(v); u != v; u = left_pred(u)) cycle.push_back(u);
     std::reverse(cycle.begin(), cycle.end());
-    // Report at an op whose `after` is written out when there is one: that is the line to edit.
-    const auto explicit_after = std::find_if(
-        cycle.begin(), cycle.end(), [&](std::size_t c) { return g.ops_[c].after.has_value(); });
-    if (explicit_after != cycle.end()) std::rotate(cycle.begin(), explicit_after, cycle.end());
+    // Report at an op whose `inputs` or `after` is written out when there is one: that is the
+    // line to edit.
+    const auto written = std::find_if(cycle.begin(), cycle.end(), [&](std::size_t c) {
+      return g.ops_[c].after.has_value() || g.ops_[c].inputs.has_value();
+    });
+    if (written != cycle.end()) std::rotate(cycle.begin(), written, cycle.end());
     std::string path;
     for (const std::size_t c : cycle) path += g.ops_[c].text.name + " -> ";
     path += g.ops_[cycle.front()].text.name;
     const GraphOp& at = g.ops_[cycle.front()];
-    throw InputError(at.after_pos,
+    // The edge into the reported op comes from the last op of the path.
+    const std::size_t from = cycle.back();
+    const bool via_input = std::any_of(
+        g.sources_[cycle.front()].begin(), g.sources_[cycle.front()].end(),
+        [&](const TensorSource& s) { return s.kind == TensorSource::Kind::kOp && s.index == from; });
+    throw InputError(via_input ? at.inputs_pos : at.after_pos,
                      fmt::format("graph op '{}' is on a dependency cycle: {}", at.text.name, path));
   }
 
+  g.resolved_.resize(n);
+  g.outputs_known_.assign(n, false);
+  g.outputs_from_.assign(n, OutputsFrom::kUnknown);
+  g.outputs_note_.resize(n);
+  g.out_shapes_.resize(n);
+  g.out_dtypes_.resize(n);
+  for (const std::size_t v : g.topo_) g.resolve(v);
+
   for (std::size_t i = 0; i < n; ++i) {
-    const OpText& t = g.ops_[i].text;
+    const OpText& t = g.resolved_[i];
     g.batch_dependent_[i] = mentions_batch(t.input_shapes) || mentions_batch(t.output_shapes);
     // Validate once at load, so a run never meets a malformed op halfway through.
     (void)g.instantiate(i, 1);
   }
   return g;
+}
+
+void Graph::resolve(std::size_t i) {
+  const GraphOp& op = ops_[i];
+  OpText t = op.text;
+  const Declared decl = declared_tensors(op.shapes_declared ? op.text.input_shapes : std::string(),
+                                         op.dtypes_declared ? op.text.input_dtypes : std::string());
+  std::vector<std::string> shapes;
+  std::vector<std::string> dtypes;
+  if (op.inputs) {
+    const std::size_t n = sources_[i].size();
+    if (op.shapes_declared && decl.shapes.size() != n) {
+      throw InputError(op.shapes_pos, fmt::format("graph op '{}': 'shapes' lists {} tensors but "
+                                                  "'inputs' {}",
+                                                  op.text.name, decl.shapes.size(), n));
+    }
+    if (op.dtypes_declared && decl.dtypes.size() != n) {
+      throw InputError(op.pos, fmt::format("graph op '{}': 'dtypes' gives {} dtypes for {} "
+                                           "inputs; give one per input (or one for all)",
+                                           op.text.name, split_trimmed(op.text.input_dtypes, ';').size(), n));
+    }
+    for (std::size_t j = 0; j < n; ++j) {
+      const TensorSource& s = sources_[i][j];
+      const std::string ref = source_ref(i, j);
+      std::optional<std::string> shape;
+      std::optional<std::string> dtype;
+      if (s.kind == TensorSource::Kind::kOp) {
+        const GraphOp& p = ops_[s.index];
+        if (outputs_known_[s.index]) {
+          if (s.output >= out_shapes_[s.index].size()) {
+            throw InputError(op.inputs_pos,
+                             fmt::format("graph op '{}': input {} reads '{}', but '{}' has {} "
+                                         "output{}",
+                                         op.text.name, j, ref, p.text.name,
+                                         out_shapes_[s.index].size(),
+                                         out_shapes_[s.index].size() == 1 ? "" : "s"));
+          }
+          shape = out_shapes_[s.index][s.output];
+          dtype = out_dtypes_[s.index][s.output];
+        }
+      } else if (s.kind == TensorSource::Kind::kGraphInput) {
+        shape = std::string(trim_blanks(inputs_[s.index].shape));
+        dtype = canon_dtype(inputs_[s.index].dtype);
+      }
+      if (!shape && !op.shapes_declared) {
+        throw InputError(
+            op.inputs_pos,
+            s.kind == TensorSource::Kind::kNone
+                ? fmt::format("graph op '{}': input {} has no edge (\"\") and the op declares no "
+                              "'shapes' for it",
+                              op.text.name, j)
+                : fmt::format("graph op '{}': input {} reads '{}', whose shape is unknown (no "
+                              "shape rule for {} '{}'); declare its output_shapes and "
+                              "output_dtypes, or this op's shapes and dtypes",
+                              op.text.name, j, ref, ops_[s.index].text.type,
+                              ops_[s.index].text.name));
+      }
+      if (!dtype && !op.dtypes_declared) {
+        throw InputError(op.inputs_pos, fmt::format("graph op '{}': input {} has no known dtype; "
+                                                    "declare 'dtypes'",
+                                                    op.text.name, j));
+      }
+      if (shape && op.shapes_declared && !same_shape_template(*shape, decl.shapes[j]) &&
+          !is_view(decl.shapes[j], *shape)) {
+        throw InputError(op.shapes_pos,
+                         fmt::format("graph op '{}': input {} is declared '{}' but '{}' is '{}' "
+                                     "(a different element count, so not a view of it)",
+                                     op.text.name, j, decl.shapes[j], ref, *shape));
+      }
+      if (dtype && op.dtypes_declared && *dtype != decl.dtypes[j]) {
+        throw InputError(op.pos,
+                         fmt::format("graph op '{}': input {} is declared {} but '{}' is {}",
+                                     op.text.name, j, decl.dtypes[j], ref, *dtype));
+      }
+      shapes.push_back(op.shapes_declared ? decl.shapes[j] : *shape);
+      dtypes.push_back(op.dtypes_declared ? decl.dtypes[j] : *dtype);
+    }
+  } else {
+    shapes = decl.shapes;
+    dtypes = decl.dtypes;
+    // Recover edges: input j comes from the one output among the `after` ops with its shape
+    // template and dtype.
+    std::vector<std::size_t> deps;
+    if (op.after) {
+      for (const std::string& a : *op.after) {
+        for (std::size_t p = 0; p < ops_.size(); ++p) {
+          if (ops_[p].text.name == a) deps.push_back(p);
+        }
+      }
+    } else if (i > 0) {
+      deps.push_back(i - 1);
+    }
+    sources_[i].assign(shapes.size(), TensorSource{});
+    for (std::size_t j = 0; j < shapes.size() && dtypes.size() == shapes.size(); ++j) {
+      std::optional<TensorSource> found;
+      bool ambiguous = false;
+      for (const std::size_t p : deps) {
+        if (!outputs_known_[p]) continue;
+        for (std::size_t k = 0; k < out_shapes_[p].size(); ++k) {
+          if (!same_shape_template(out_shapes_[p][k], shapes[j]) || out_dtypes_[p][k] != dtypes[j]) {
+            continue;
+          }
+          ambiguous = ambiguous || found.has_value();
+          found = TensorSource{TensorSource::Kind::kOp, p, k, true};
+        }
+      }
+      if (found && !ambiguous) sources_[i][j] = *found;
+    }
+  }
+  if (op.inputs) {  // an old-style op keeps its text as written (make_op judges it)
+    t.input_shapes = join_list(shapes);
+    t.input_dtypes = join_list(dtypes);
+    if (shapes.size() == 1 && shapes[0].empty()) t.input_shapes.clear();
+  }
+
+  // Outputs: declared, else inferred; both: they must agree.
+  const Declared out = declared_tensors(op.text.output_shapes, op.text.output_dtypes);
+  const bool declared = !trim_blanks(op.text.output_shapes).empty() && !out.dtypes.empty();
+  std::optional<InferredOutputs> inferred;
+  if (shapes.size() == dtypes.size()) {
+    inferred = infer_output_templates(t, shapes, dtypes, op.pos);
+  }
+  if (declared) {
+    if (inferred) {
+      // The outputs both name are compared (a rule may know only the first of several).
+      std::string why;
+      for (std::size_t k = 0; k < std::min(out.shapes.size(), inferred->shapes.size()) && why.empty();
+           ++k) {
+        if (inferred->exact && !same_shape_template(out.shapes[k], inferred->shapes[k])) {
+          why = fmt::format("output {} is declared '{}' but inferred '{}'", k, out.shapes[k],
+                            inferred->shapes[k]);
+        }
+      }
+      if (!why.empty()) {
+        throw InputError(op.output_shapes_pos,
+                         fmt::format("graph op '{}' ({}): {}{}", op.text.name, op.text.type, why,
+                                     inferred->note.empty() ? "" : " (" + inferred->note + ")"));
+      }
+    }
+    out_shapes_[i] = out.shapes;
+    out_dtypes_[i] = out.dtypes;
+    outputs_known_[i] = true;
+    outputs_from_[i] = OutputsFrom::kDeclared;
+    if (inferred) outputs_note_[i] = inferred->note;
+  } else if (inferred) {
+    outputs_from_[i] = inferred->exact ? OutputsFrom::kInferred : OutputsFrom::kUpperBound;
+    outputs_note_[i] = inferred->note;
+    out_shapes_[i] = inferred->shapes;
+    out_dtypes_[i] = inferred->dtypes;
+    outputs_known_[i] = true;
+    // An op the file gave no output dtype keeps make_op's own inference when its outputs are a
+    // single scalar: an output list cannot spell one scalar.
+    if (!(out_shapes_[i].size() == 1 && out_shapes_[i][0].empty())) {
+      t.output_shapes = join_list(out_shapes_[i]);
+      t.output_dtypes = join_list(out_dtypes_[i]);
+    }
+  }
+  resolved_[i] = std::move(t);
+}
+
+std::string describe_shapes(const Graph& graph) {
+  std::string out;
+  for (const std::size_t i : graph.topo_order()) {
+    const OpText& t = graph.resolved(i);
+    const Declared in = declared_tensors(t.input_shapes, t.input_dtypes);
+    std::string ins;
+    for (std::size_t j = 0; j < graph.input_count(i) && j < in.shapes.size(); ++j) {
+      const std::string ref = graph.source_ref(i, j);
+      ins += fmt::format("{}{}[{} {}]", j ? ", " : "", ref.empty() ? "-" : ref, in.shapes[j],
+                         j < in.dtypes.size() ? in.dtypes[j] : "?");
+    }
+    std::string outs;
+    if (graph.outputs_known(i)) {
+      const Declared o = declared_tensors(t.output_shapes, t.output_dtypes);
+      const std::vector<std::string>& os = o.shapes;
+      for (std::size_t k = 0; k < os.size(); ++k) {
+        outs += fmt::format("{}[{} {}]", k ? ", " : "", os[k], k < o.dtypes.size() ? o.dtypes[k] : "?");
+      }
+      if (os.empty()) outs = "[scalar]";
+    } else {
+      outs = "?";
+    }
+    const char* from = "unknown (no shape rule; readers declare their shapes)";
+    switch (graph.outputs_from(i)) {
+      case OutputsFrom::kDeclared:
+        from = "declared";
+        break;
+      case OutputsFrom::kInferred:
+        from = "inferred";
+        break;
+      case OutputsFrom::kUpperBound:
+        from = "inferred, upper bound";
+        break;
+      case OutputsFrom::kUnknown:
+        break;
+    }
+    const std::string& note = graph.outputs_note(i);
+    out += fmt::format("  {} ({}): {} -> {}  {}{}\n", t.name, t.type, ins.empty() ? "()" : ins,
+                       outs, from, note.empty() ? "" : " (" + note + ")");
+  }
+  return out;
+}
+
+std::optional<std::size_t> Graph::producer(std::size_t i, std::size_t j) const {
+  const TensorSource& s = source(i, j);
+  if (s.kind != TensorSource::Kind::kOp) return std::nullopt;
+  return s.index;
+}
+
+std::vector<TensorUse> Graph::uses(std::size_t i) const {
+  std::vector<TensorUse> out;
+  for (std::size_t c = 0; c < sources_.size(); ++c) {
+    for (std::size_t j = 0; j < sources_[c].size(); ++j) {
+      const TensorSource& s = sources_[c][j];
+      if (s.kind == TensorSource::Kind::kOp && s.index == i) out.push_back({c, j, s.output});
+    }
+  }
+  return out;
+}
+
+std::string Graph::source_ref(std::size_t i, std::size_t j) const {
+  const TensorSource& s = source(i, j);
+  switch (s.kind) {
+    case TensorSource::Kind::kNone:
+      return "";
+    case TensorSource::Kind::kGraphInput:
+      return inputs_.at(s.index).name;
+    case TensorSource::Kind::kOp:
+      break;
+  }
+  const std::string& p = ops_.at(s.index).text.name;
+  return s.output == 0 ? p : fmt::format("{}:{}", p, s.output);
 }
 
 std::vector<std::size_t> Graph::predecessors(std::size_t i) const {
@@ -197,235 +614,10 @@ std::optional<std::size_t> Graph::find(std::string_view name) const {
 
 OpDesc Graph::instantiate(std::size_t i, std::int64_t batch) const {
   const GraphOp& op = ops_.at(i);
-  OpText t = op.text;
-  t.input_shapes = substitute_batch(op.text.input_shapes, batch, op.shapes_pos);
-  t.output_shapes = substitute_batch(op.text.output_shapes, batch, op.shapes_pos);
+  OpText t = resolved_.at(i);
+  t.input_shapes = substitute_batch(t.input_shapes, batch, op.shapes_pos);
+  t.output_shapes = substitute_batch(t.output_shapes, batch, op.shapes_pos);
   return make_op(t, op.pos);
-}
-
-namespace {
-
-GraphOp read_op(TableReader& t) {
-  GraphOp op;
-  op.pos = t.pos();
-  op.text.name = t.string("name");
-  op.text.type = t.string("type");
-  if (op.text.type.empty()) t.fail("type", "must not be empty");
-  op.text.input_shapes = t.string("shapes");
-  op.shapes_pos = t.value_pos("shapes");
-  op.text.input_dtypes = t.string("dtypes");
-  op.text.input_formats = t.optional_string("formats").value_or("");
-  op.text.output_shapes = t.optional_string("output_shapes").value_or("");
-  op.text.output_dtypes = t.optional_string("output_dtypes").value_or("");
-  op.text.output_formats = t.optional_string("output_formats").value_or("");
-  if (auto p = t.optional_string("placement")) {
-    if (!parse_placement(*p).has_value()) {
-      t.fail("placement", fmt::format("unknown placement '{}'; expected cube, vector, mix, aicpu "
-                                      "or host",
-                                      *p));
-    }
-    op.text.placement = *p;
-  }
-  if (t.has("after")) {
-    op.after = t.string_array("after");
-    op.after_pos = t.value_pos("after");
-  } else {
-    (void)t.optional_string("after");  // marks the key accepted
-    op.after_pos = op.pos;
-  }
-  op.stream = t.optional_integer("stream", 0, std::numeric_limits<std::int32_t>::max()).value_or(0);
-  op.duration_us = t.optional_number("duration_us", 0, std::numeric_limits<double>::infinity(),
-                                     /*lo_open=*/false);
-  if (auto attrs = t.optional_sub_table("attrs")) {
-    for (auto&& [k, v] : attrs->table()) {
-      const std::string key(k.str());
-      std::string value;
-      if (const auto* s = v.as_string()) {
-        value = s->get();
-      } else if (const auto* i = v.as_integer()) {
-        value = std::to_string(i->get());
-      } else if (const auto* f = v.as_floating_point()) {
-        value = fmt::format("{}", f->get());
-      } else if (const auto* b = v.as_boolean()) {
-        value = b->get() ? "true" : "false";
-      } else {
-        throw InputError(toml_pos(t.file(), v.source()),
-                         fmt::format("{}: expected a string, number or boolean, got {}",
-                                     attrs->key_label(key), toml_type_name(v)));
-      }
-      op.text.attrs.emplace_back(key, std::move(value));
-    }
-  }
-  t.finish();
-  return op;
-}
-
-}  // namespace
-
-Graph read_graph_table(TableReader& graph, const std::filesystem::path& base_dir) {
-  if (graph.has("onnx")) {
-    // A model file: imported by the program's importer (model/graph_source.h), nothing inline.
-    ModelFileRequest req;
-    req.file = graph.string("onnx");
-    req.pos = graph.value_pos("onnx");
-    if (req.file.is_relative()) {
-      // beside the scenario first; else relative to the working directory (a --set override)
-      std::error_code ec;
-      const std::filesystem::path beside = base_dir / req.file;
-      if (std::filesystem::exists(beside, ec) || !std::filesystem::exists(req.file, ec)) {
-        req.file = beside;
-      }
-    }
-    req.batch_dim = graph.optional_string("batch_dim").value_or("");
-    if (auto dims = graph.optional_sub_table("dims")) {
-      for (auto&& [k, v] : dims->table()) {
-        const auto* i = v.as_integer();
-        if (i == nullptr || i->get() < 1) {
-          throw InputError(toml_pos(graph.file(), v.source()),
-                           fmt::format("{}: expected a positive integer size",
-                                       dims->key_label(std::string(k.str()))));
-        }
-        req.dims.emplace_back(std::string(k.str()), i->get());
-      }
-    }
-    graph.finish();
-    return import_model_file(req);
-  }
-  if (graph.has("file")) {
-    const std::string file = graph.string("file");
-    graph.finish();  // a referenced graph is the whole [graph]: no inline ops beside it
-    std::filesystem::path p(file);
-    if (p.is_relative()) p = base_dir / p;
-    return load_graph_file(p);
-  }
-  std::string name = graph.optional_string("name").value_or("");
-  std::vector<TableReader> op_tables = graph.table_array("op");
-  (void)graph.optional_string("file");
-  if (op_tables.empty()) graph.fail_table("a graph needs `file = \"...\"` or [[graph.op]] tables");
-  std::vector<GraphOp> ops;
-  ops.reserve(op_tables.size());
-  for (TableReader& t : op_tables) ops.push_back(read_op(t));
-  graph.finish();
-  return Graph::build(std::move(name), std::move(ops));
-}
-
-std::string check_graph_file(const std::filesystem::path& file) {
-  const Graph g = load_graph_file(file);
-  std::size_t fixed = 0;
-  std::size_t batched = 0;
-  for (std::size_t i = 0; i < g.size(); ++i) {
-    if (g.ops()[i].duration_us) ++fixed;
-    if (g.batch_dependent(i)) ++batched;
-  }
-  return fmt::format("graph '{}': {} ops ({} with shapes in B, {} with a fixed duration_us)",
-                     g.name(), g.size(), batched, fixed);
-}
-
-Graph load_graph_file(const std::filesystem::path& file) {
-  const TomlFile doc = parse_toml_file(file);
-  TableReader root(doc);
-  TableReader graph = root.sub_table("graph");
-  Graph g = read_graph_table(graph, file.parent_path());
-  root.finish();
-  return g;
-}
-
-std::string toml_string(std::string_view s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-namespace {
-
-// An attribute value as read_op() stored it: written bare when reading the bare value back gives
-// the same text (integers, plain decimals, booleans), else as a string, so the text round-trips.
-std::string toml_attr_value(const std::string& v) {
-  if (v == "true" || v == "false") return v;
-  std::int64_t i = 0;
-  const auto [pi, ei] = std::from_chars(v.data(), v.data() + v.size(), i);
-  if (ei == std::errc() && pi == v.data() + v.size() && std::to_string(i) == v) return v;
-  const bool plain_decimal =
-      !v.empty() && v.find_first_not_of("-0123456789.") == std::string::npos &&
-      std::count(v.begin(), v.end(), '.') == 1 && std::isdigit(static_cast<unsigned char>(v.back()));
-  if (plain_decimal) {
-    double d = 0;
-    const auto [pd, ed] = std::from_chars(v.data(), v.data() + v.size(), d);
-    if (ed == std::errc() && pd == v.data() + v.size() && fmt::format("{}", d) == v &&
-        std::isdigit(static_cast<unsigned char>(v[v.front() == '-' ? 1 : 0])))
-      return v;
-  }
-  return toml_string(v);
-}
-
-// A key, bare when TOML allows it.
-std::string toml_key(const std::string& k) {
-  const bool bare = !k.empty() && std::all_of(k.begin(), k.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
-  });
-  return bare ? k : toml_string(k);
-}
-
-}  // namespace
-
-std::string graph_to_toml(const Graph& graph) {
-  std::string out = "[graph]\n";
-  out += fmt::format("name = {}\n", toml_string(graph.name()));
-  for (const GraphOp& op : graph.ops()) {
-    const OpText& t = op.text;
-    out += "\n[[graph.op]]\n";
-    out += fmt::format("name = {}\n", toml_string(t.name));
-    out += fmt::format("type = {}\n", toml_string(t.type));
-    out += fmt::format("shapes = {}\n", toml_string(t.input_shapes));
-    out += fmt::format("dtypes = {}\n", toml_string(t.input_dtypes));
-    const auto optional = [&out](const char* key, const std::string& v) {
-      if (!v.empty()) out += fmt::format("{} = {}\n", key, toml_string(v));
-    };
-    optional("formats", t.input_formats);
-    optional("output_shapes", t.output_shapes);
-    optional("output_dtypes", t.output_dtypes);
-    optional("output_formats", t.output_formats);
-    optional("placement", t.placement);
-    if (op.after) {
-      std::string list;
-      for (const std::string& a : *op.after) list += (list.empty() ? "" : ", ") + toml_string(a);
-      out += fmt::format("after = [{}]\n", list);
-    }
-    if (op.stream != 0) out += fmt::format("stream = {}\n", op.stream);
-    if (op.duration_us) out += fmt::format("duration_us = {}\n", *op.duration_us);
-    if (!t.attrs.empty()) {
-      std::string list;
-      for (const auto& [k, v] : t.attrs) {
-        list += fmt::format("{}{} = {}", list.empty() ? "" : ", ", toml_key(k), toml_attr_value(v));
-      }
-      out += fmt::format("attrs = {{ {} }}\n", list);
-    }
-  }
-  return out;
 }
 
 }  // namespace npusim
