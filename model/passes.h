@@ -3,10 +3,12 @@
 // Graph -> {Graph, changes}, so `npusim whatif` can predict what each one buys before anyone
 // edits a model. DESIGN.md "model" lists them; docs/whatif.md says when each applies.
 //
-// Data flow. A graph names an op's inputs only through `after` and shapes, so the passes read
-// "op X feeds op Y" as "Y lists X in `after`", and match an input of Y to X's output by shape
-// template (the text of the shape, B included). Every rewritten graph has an explicit `after`
-// on every op, so removing or moving an op never changes what the others depend on.
+// Data flow. A pass matches the producer of an input through the graph's tensor edges
+// (Graph::source, Graph::uses), never by comparing shape text; shapes it reads are the ones the
+// graph resolved (declared or inferred, model/shape_infer.h). A graph written without `inputs`
+// has the edges Graph::build recovers from `after` (see model/graph.h). A rewritten graph has
+// every edge written in `inputs` and an explicit `after` on every op, so removing or moving an
+// op never changes what the others read or wait for. Each pass is one file in model/passes/.
 //
 // The passes run in a fixed order (graph_passes()); applying several applies them in that
 // order, each on the output of the one before.
