@@ -483,10 +483,21 @@ void Graph::resolve(std::size_t i) {
   const bool declared = !trim_blanks(op.text.output_shapes).empty() && !out.dtypes.empty();
   std::optional<InferredOutputs> inferred;
   if (shapes.size() == dtypes.size()) {
-    inferred = infer_output_templates(t, shapes, dtypes, op.pos);
+    if (op.inputs && !op.lenient) {
+      inferred = infer_output_templates(t, shapes, dtypes, op.pos);
+    } else {
+      // An old-style op (a hand-written file of before, a graph from a profile, whose shapes may
+      // be physical layouts and whose attributes are often missing) loads as it always did: a
+      // rule that cannot make sense of it infers nothing, and its declared outputs win.
+      try {
+        inferred = infer_output_templates(t, shapes, dtypes, op.pos);
+      } catch (const InputError&) {
+        inferred.reset();
+      }
+    }
   }
   if (declared) {
-    if (inferred) {
+    if (inferred && op.inputs && !op.lenient) {
       // The outputs both name are compared (a rule may know only the first of several).
       std::string why;
       for (std::size_t k = 0; k < std::min(out.shapes.size(), inferred->shapes.size()) && why.empty();

@@ -74,6 +74,9 @@ struct GraphOp {
   SourcePos output_shapes_pos;  ///< the `output_shapes` value (or the op's table)
   bool shapes_declared = true;  ///< false: `shapes` left out (inputs give them)
   bool dtypes_declared = true;  ///< false: `dtypes` left out (inputs give them)
+  /// Shapes judged as for an old-style op even with `inputs` (a rule's disagreement or failure
+  /// is not an error): set by the passes on ops whose edges were recovered. Not in the TOML.
+  bool lenient = false;
 };
 
 /// A tensor that enters the graph from outside: a model input or a constant (weights).

@@ -238,6 +238,23 @@ Result by_role(const Ctx& c, const OpKindInfo& kind) {
       return c.op.type == "GroupedMatmul" ? std::nullopt : matmul(c, true);
     case OpRole::kConv2D:
       return conv(c);
+    case OpRole::kConvBackpropInput:
+    case OpRole::kConvBackpropFilter: {
+      // The gradient has the shape of the forward input (or filter): given as an attribute.
+      const auto v = c.attr({c.op.type.find("Filter") != std::string::npos ? "filter_size"
+                                                                            : "input_size"});
+      if (!v) return std::nullopt;
+      const auto s = parse_shape(*v);
+      if (!s) c.fail(fmt::format("attribute '{}': expected dimensions k, B or B*k", *v));
+      return one(*s, c.dt.back());
+    }
+    case OpRole::kPool:
+      return pool(c);
+    case OpRole::kPoolGrad:
+      // MaxPoolGrad(orig_x, orig_y, grads): the gradient of orig_x. AvgPoolGrad takes the
+      // original shape as data: no rule.
+      if (c.op.type.rfind("MaxPoolGrad", 0) == 0 && !c.in.empty()) return one(c.in[0], c.dt.back());
+      return std::nullopt;
     case OpRole::kAttention:
       return attention(c);
     case OpRole::kElementwise:
@@ -281,9 +298,8 @@ Result by_role(const Ctx& c, const OpKindInfo& kind) {
     case OpRole::kGeneric:
       break;
   }
-  // Pooling is costed as a generic op (the table has no pooling family yet) but has a shape rule.
-  if (one_of(c.op.type, {"MaxPool", "MaxPoolV3", "AvgPool", "AvgPoolV2", "Pooling",
-                         "GlobalAveragePool", "GlobalMaxPool", "AdaptiveAvgPool2d"})) {
+  // Global pooling has no row of its own in the table; it has a shape rule.
+  if (one_of(c.op.type, {"Pooling", "GlobalAveragePool", "GlobalMaxPool", "AdaptiveAvgPool2d"})) {
     return pool(c);
   }
   return std::nullopt;

@@ -150,6 +150,7 @@ Work::Work(const Graph& g) : g_(g), ops_(g.ops()), removed_(g.size(), false) {
       op.after = (i == 0 || op.inputs) ? std::vector<std::string>{}
                                        : std::vector<std::string>{ops_[i - 1].text.name};
     }
+    op.lenient = op.lenient || !op.inputs;  // recovered edges: judged as the file was
     std::vector<std::string> refs;
     bool unconnected = false;
     for (std::size_t j = 0; j < m; ++j) {
