@@ -137,7 +137,22 @@ class OnnxImporter {
     result_.batch_symbol = batch_;
     std::string name = model_.graph().name();
     if (name.empty()) name = file_.stem().string();
-    result_.graph = Graph::build(name, std::move(ops_));
+    // A graph input named like an op would make its name ambiguous in `inputs`.
+    for (auto& in : graph_inputs_) {
+      std::string renamed = in.name;
+      while (std::any_of(ops_.begin(), ops_.end(),
+                         [&](const GraphOp& o) { return o.text.name == renamed; })) {
+        renamed += "_in";
+      }
+      if (renamed == in.name) continue;
+      for (auto& o : ops_) {
+        for (auto& ref : *o.inputs) {
+          if (ref == in.name) ref = renamed;
+        }
+      }
+      in.name = renamed;
+    }
+    result_.graph = Graph::build(name, std::move(ops_), std::move(graph_inputs_));
     return std::move(result_);
   }
 
@@ -540,7 +555,8 @@ class OnnxImporter {
 
   void lower_all() {
     const auto& g = model_.graph();
-    std::unordered_map<std::string, std::string> producer_op;  // value -> op name
+    // value -> (op name, output index)
+    std::unordered_map<std::string, std::pair<std::string, std::size_t>> producer_op;
     for (const int i : order_) {
       const auto& n = g.node(i);
       const std::string& name = node_names_[static_cast<std::size_t>(i)];
@@ -644,39 +660,65 @@ class OnnxImporter {
     return LTensor{name, *s, *d};
   }
 
+  // One CANN op as a graph op with tensor edges: an input produced by an earlier op reads
+  // "<op>:<k>"; an ONNX graph input, initializer or folded constant is a [[graph.input]] of the
+  // same name (constant = true for the latter); an input the mapping adds (GatherV2's axis) has
+  // no edge and is described by the op's own `shapes` / `dtypes`.
   void emit(const NodeView& v, const LOp& op,
-            std::unordered_map<std::string, std::string>& producer_op) {
+            std::unordered_map<std::string, std::pair<std::string, std::size_t>>& producer_op) {
     GraphOp g;
     g.pos = pos_;
     g.after_pos = pos_;
     g.shapes_pos = pos_;
+    g.inputs_pos = pos_;
+    g.output_shapes_pos = pos_;
     g.text.name = op.suffix.empty() ? v.name : v.name + "/" + op.suffix;
     g.text.type = op.type;
-    std::vector<std::string> shapes, dtypes, out_shapes, out_dtypes;
-    std::vector<std::string> after;
+    std::vector<std::string> shapes, dtypes, out_shapes, out_dtypes, inputs;
     for (const LTensor& t : op.inputs) {
       shapes.push_back(shape_text(t.shape));
       dtypes.push_back(t.dtype);
       const auto it = producer_op.find(t.id);
-      if (!t.id.empty() && it != producer_op.end() &&
-          std::find(after.begin(), after.end(), it->second) == after.end()) {
-        after.push_back(it->second);
+      if (t.id.empty()) {
+        inputs.emplace_back();
+      } else if (it != producer_op.end()) {
+        inputs.push_back(fmt::format("{}:{}", it->second.first, it->second.second));
+      } else {
+        inputs.push_back(graph_input(t));
       }
     }
-    for (const LTensor& t : op.outputs) {
+    for (std::size_t k = 0; k < op.outputs.size(); ++k) {
+      const LTensor& t = op.outputs[k];
       out_shapes.push_back(shape_text(t.shape));
       out_dtypes.push_back(t.dtype);
-      producer_op[t.id] = g.text.name;
+      producer_op[t.id] = {g.text.name, k};
     }
     g.text.input_shapes = fmt::format("{}", fmt::join(shapes, ";"));
     g.text.input_dtypes = fmt::format("{}", fmt::join(dtypes, ";"));
     g.text.output_shapes = fmt::format("{}", fmt::join(out_shapes, ";"));
     g.text.output_dtypes = fmt::format("{}", fmt::join(out_dtypes, ";"));
     g.text.attrs = op.attrs;
-    g.after = std::move(after);
+    g.inputs = std::move(inputs);
     ops_.push_back(std::move(g));
   }
 
+  // The [[graph.input]] for a tensor no op produces (declared once, on first use).
+  std::string graph_input(const LTensor& t) {
+    const auto it = input_index_.find(t.id);
+    if (it != input_index_.end()) return graph_inputs_[it->second].name;
+    GraphInput in;
+    in.name = t.id;
+    in.shape = shape_text(t.shape);
+    in.dtype = t.dtype;
+    in.constant = static_.count(t.id) > 0;
+    in.pos = pos_;
+    input_index_[t.id] = graph_inputs_.size();
+    graph_inputs_.push_back(std::move(in));
+    return t.id;
+  }
+
+  std::vector<GraphInput> graph_inputs_;
+  std::unordered_map<std::string, std::size_t> input_index_;
   std::filesystem::path file_;
   SourcePos pos_;
   OnnxImportOptions options_;

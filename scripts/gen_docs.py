@@ -329,7 +329,7 @@ def tour_commands(use_real: bool | None = None) -> dict[str, TourStep]:
         "simulate": TourStep(["simulate", "default"]),
         "import": TourStep(["graph", "example-onnx", "rec", "-o", "build/rec.onnx"],
                            ["graph", "from-onnx", "build/rec.onnx", "-o", "build/rec_graph.toml"],
-                           ["simulate", "default", "--set", "graph.onnx=build/rec.onnx"]),
+                           ["whatif", "default", "--set", "graph.onnx=build/rec.onnx"]),
         "sweep": TourStep(["sweep", "default", "--vary", "deployment.streams=1..4", "--vary",
                            "deployment.max_gear=16,32", "--find-max-qps", "--jobs", "2"]),
         "calibrate": TourStep(["calibrate", prof, *hw, "-o", "build/calibrated.toml"],

@@ -102,3 +102,17 @@ TEST_CASE("from-onnx rejects a malformed --set-dim and an unknown --batch-dim", 
   CHECK(r.err.find("fixed shapes") != std::string::npos);
   CHECK(read_all(d / "o.toml").find("shapes = \"4,16,16\"") != std::string::npos);
 }
+
+TEST_CASE("the seed's what-if passes apply to the recommendation model as exported",
+          "[cli][import][whatif]") {
+  const TempDir d;
+  REQUIRE(run_cli("graph example-onnx rec -o " + (d / "rec.onnx")).exit_code == 0);
+  const auto r = run_cli("whatif default --set graph.onnx=" + (d / "rec.onnx") +
+                         " --set workload.requests=1000 --set workload.warmup_requests=100");
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  // The Tile feeding the broadcasting BatchMatMul, found through the edges with no hints.
+  CHECK(r.out.find("drop_redundant_tile") != std::string::npos);
+  CHECK(r.out.find("'w_tile'") != std::string::npos);
+  CHECK(r.out.find("fold_bmm_batch") != std::string::npos);
+}

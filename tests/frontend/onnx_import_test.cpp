@@ -121,6 +121,21 @@ TEST_CASE("the recommendation model imports with B for its symbolic batch and AT
   const auto bmm_preds = g.predecessors(*g.find("cross_bmm"));
   CHECK(bmm_preds == std::vector<std::size_t>{*g.find("w_tile")});
   CHECK(g.predecessors(*g.find("seq_valid")).empty());
+  // Tensor edges: producers by output, graph inputs and constants by name, added inputs none.
+  const auto edges = [&](const std::string& op) { return *op_named(g, op).inputs; };
+  CHECK(edges("cross_bmm") == std::vector<std::string>{"query", "w_tile:0"});
+  CHECK(edges("w_tile") == std::vector<std::string>{"cross_w", "multiples"});
+  CHECK(edges("emb") == std::vector<std::string>{"item_table", "seq_clean:0", ""});
+  CHECK(edges("mlp1") == std::vector<std::string>{"mlp1/MatMulV2:0", "b1"});
+  CHECK(edges("concat") == std::vector<std::string>{"cross_flat:0", "field_flat:0",
+                                                     "seq_pool:0", "seq_topk:0",
+                                                     "count_rows:0"});
+  for (const auto& in : g.graph_inputs()) {
+    INFO("graph input " << in.name);
+    const bool model_input = in.name == "seq_ids" || in.name == "sparse" || in.name == "query" ||
+                             in.name == "hist_ids" || in.name == "cand_ids";
+    CHECK(in.constant == !model_input);
+  }
   // Every op instantiates at a real batch size.
   for (std::size_t i = 0; i < g.size(); ++i) {
     const auto op = g.instantiate(i, 16);
