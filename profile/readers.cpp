@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <climits>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -553,6 +554,23 @@ nlohmann::json parse_json(const fs::path& file, const std::string& text) {
   }
 }
 
+// A string member of a JSON object; "" when `o` is not an object or the member is absent or of
+// another type. Timelines come from several tools: a field of an unexpected type is ignored
+// like a missing one (nlohmann's value() would throw a type_error instead).
+std::string_view string_member(const nlohmann::json& o, const char* key) {
+  if (!o.is_object()) return {};
+  const auto it = o.find(key);
+  if (it == o.end() || !it->is_string()) return {};
+  return it->get_ref<const std::string&>();
+}
+
+// A member of a JSON object, or null when `o` is not an object or has no such member.
+const nlohmann::json* member(const nlohmann::json& o, const char* key) {
+  if (!o.is_object()) return nullptr;
+  const auto it = o.find(key);
+  return it == o.end() ? nullptr : &*it;
+}
+
 }  // namespace
 
 TraceInfo read_trace_json(const fs::path& file) {
@@ -568,25 +586,38 @@ TraceInfo read_trace_json(const fs::path& file) {
   info.file = file.string();
   // Tracks are identified by process_name, never by pid (pids are synthetic).
   std::vector<std::int64_t> hardware_pids;
+  // A pid as an integer, or nullopt (absent, another type, or an unsigned beyond int64).
+  auto pid_of = [](const nlohmann::json& e) -> std::optional<std::int64_t> {
+    const nlohmann::json* pid = member(e, "pid");
+    if (pid == nullptr || !pid->is_number_integer()) return std::nullopt;
+    if (pid->is_number_unsigned() &&
+        pid->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+      return std::nullopt;
+    }
+    return pid->get<std::int64_t>();
+  };
   for (const auto& e : *events) {
-    if (e.is_object() && e.value("ph", "") == "M" && e.value("name", "") == "process_name" &&
-        e.contains("args") && e["args"].value("name", "") == "Ascend Hardware" &&
-        e.contains("pid") && e["pid"].is_number_integer()) {
-      hardware_pids.push_back(e["pid"].get<std::int64_t>());
+    const nlohmann::json* args = member(e, "args");
+    if (string_member(e, "ph") == "M" && string_member(e, "name") == "process_name" &&
+        args != nullptr && string_member(*args, "name") == "Ascend Hardware") {
+      if (const auto pid = pid_of(e)) hardware_pids.push_back(*pid);
     }
   }
   for (const auto& e : *events) {
     ++info.events;
     if (!e.is_object()) continue;
-    const std::string ph = e.value("ph", "");
-    if (ph == "X" && e.contains("pid") && e["pid"].is_number_integer() &&
-        std::find(hardware_pids.begin(), hardware_pids.end(), e["pid"].get<std::int64_t>()) !=
-            hardware_pids.end()) {
+    const std::string_view ph = string_member(e, "ph");
+    const auto pid = pid_of(e);
+    if (ph == "X" && pid &&
+        std::find(hardware_pids.begin(), hardware_pids.end(), *pid) != hardware_pids.end()) {
       ++info.device_tasks;
-    } else if (ph == "C" && e.value("name", "") == "AI Core Freq" && e.contains("args") &&
-               e["args"].contains("MHz") && e["args"]["MHz"].is_number()) {
-      const double mhz = e["args"]["MHz"].get<double>();
-      if (!info.aicore_freq_mhz || mhz > *info.aicore_freq_mhz) info.aicore_freq_mhz = mhz;
+    } else if (ph == "C" && string_member(e, "name") == "AI Core Freq") {
+      const nlohmann::json* args = member(e, "args");
+      const nlohmann::json* mhz = args != nullptr ? member(*args, "MHz") : nullptr;
+      if (mhz != nullptr && mhz->is_number()) {
+        const double v = mhz->get<double>();
+        if (!info.aicore_freq_mhz || v > *info.aicore_freq_mhz) info.aicore_freq_mhz = v;
+      }
     }
   }
   return info;
@@ -606,7 +637,11 @@ ProfilerInfo read_profiler_info(const fs::path& file) {
   if (j.contains("rank_id")) {
     const auto& r = j["rank_id"];
     if (r.is_number_integer()) {
-      info.rank_id = r.get<int>();
+      // A rank beyond int is not a rank: left unknown rather than wrapped to another number.
+      const bool fits = r.is_number_unsigned()
+                            ? r.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT_MAX)
+                            : r.get<std::int64_t>() >= INT_MIN && r.get<std::int64_t>() <= INT_MAX;
+      if (fits) info.rank_id = static_cast<int>(r.get<std::int64_t>());
     } else if (r.is_string()) {
       int v = 0;
       const std::string s = r.get<std::string>();

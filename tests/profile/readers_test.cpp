@@ -264,6 +264,30 @@ TEST_CASE("a timeline JSON gives its device task count and AI core clock", "[rea
   CHECK(*t.aicore_freq_mhz == 1800);
 }
 
+// Found by fuzz/fuzz_profile_json: members of an unexpected type made nlohmann throw its own
+// type_error out of the reader (a crash at the CLI's level, not a diagnostic).
+TEST_CASE("a timeline whose fields have unexpected types is read, those fields ignored",
+          "[readers][bad]") {
+  npusim::test::TempDir d;
+  const auto p = d.write(
+      "trace_view.json",
+      R"([{"name":"process_name","ph":"M","pid":7,"args":{"name":"Ascend Hardware"}},
+          {"name":"process_name","ph":"M","pid":8,"args":[1, 2]},
+          {"name":"process_name","ph":"M","pid":9,"args":{"name":5}},
+          {"name":"MatMul","ph":"X","pid":7,"ts":"1.0","dur":3},
+          {"name":"MatMul","ph":5,"pid":7},
+          {"name":"MatMul","ph":"X","pid":18446744073709551615},
+          {"name":7,"ph":"C","args":{"MHz":900}},
+          {"name":"AI Core Freq","ph":"C","args":"1800"},
+          {"name":"AI Core Freq","ph":"C","args":{"MHz":"1800"}},
+          {"name":"AI Core Freq","ph":"C","args":{"MHz":1000}}, 3, null])");
+  const auto t = read_trace_json(p);
+  CHECK(t.events == 12);
+  CHECK(t.device_tasks == 1);
+  REQUIRE(t.aicore_freq_mhz.has_value());
+  CHECK(*t.aicore_freq_mhz == 1000);
+}
+
 TEST_CASE("an absurd duration saturates the end time instead of overflowing", "[readers]") {
   KernelRow r;
   r.start_ns = 1780000000000000000LL;
