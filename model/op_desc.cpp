@@ -408,6 +408,27 @@ OpDesc make_op(const OpText& text, const SourcePos& pos) {
       }
     }
   }
+  // Attributes the cost models read as counts or axes: a number of sensible size, so a cost model
+  // (noexcept) never meets text or a value that does not fit an integer. Found by fuzz_op_text:
+  // FlashAttentionScore with head_num=x aborted the process through plan_attention.
+  for (const char* key : {"head_num", "groups"}) {
+    if (op.attr(key)) {
+      const double v = op.attr_number(key, 0);
+      if (v < 1 || v > 1e9) {
+        throw InputError(pos, fmt::format("attribute '{}': expected a count in [1, 1e9], got {}", key, v));
+      }
+    }
+  }
+  const bool reads_axis = op.kind->role == OpRole::kConcat || op.kind->role == OpRole::kGather;
+  for (const char* key : {"axis", "concat_dim", "dim", "sparse_mode"}) {
+    if (std::string_view(key) != "sparse_mode" && !reads_axis) continue;
+    if (op.attr(key)) {
+      const double v = op.attr_number(key, 0);
+      if (std::fabs(v) > 1024) {
+        throw InputError(pos, fmt::format("attribute '{}': expected an integer in [-1024, 1024], got {}", key, v));
+      }
+    }
+  }
   return op;
 }
 

@@ -42,3 +42,26 @@ TEST_CASE("op files with a bad dimension, dtype or count fail with their exact f
         at("op_count_mismatch.toml", 5, 1) +
             "inputs: 3 shapes but 2 dtypes; give one dtype per shape (or one for all)");
 }
+
+// Found by fuzz_op_text (fuzz/): a FlashAttentionScore whose head_num was text reached
+// plan_attention, a noexcept cost model, and the throw there aborted the process.
+TEST_CASE("attributes the cost models count or index with are checked when the op is made",
+          "[op_desc][bad][fuzz]") {
+  const auto make = [](const std::string& type, const std::string& shapes, const std::string& key,
+                       const std::string& value) {
+    OpText t;
+    t.name = "x";
+    t.type = type;
+    t.input_shapes = shapes;
+    t.input_dtypes = "FLOAT16";
+    t.attrs = {{key, value}};
+    return make_op(t, SourcePos{"<cli>", 0, 0});
+  };
+  const std::string qkv = "1,4096,4096;1,4096,4096;1,4096,4096";
+  CHECK_THROWS_AS(make("FlashAttentionScore", qkv, "head_num", "x"), InputError);
+  CHECK_THROWS_AS(make("FlashAttentionScore", qkv, "head_num", "0"), InputError);
+  CHECK_THROWS_AS(make("FlashAttentionScore", qkv, "sparse_mode", "1e300"), InputError);
+  CHECK_THROWS_AS(make("ConcatD", "4,8;4,8", "concat_dim", "1e300"), InputError);
+  CHECK_NOTHROW(make("FlashAttentionScore", qkv, "head_num", "32"));
+  CHECK_NOTHROW(make("ConcatD", "4,8;4,8", "concat_dim", "1"));
+}
