@@ -555,43 +555,6 @@ nlohmann::json parse_json(const fs::path& file, const std::string& text) {
 
 }  // namespace
 
-TraceInfo read_trace_json(const fs::path& file) {
-  const std::string text = read_text(file);
-  const nlohmann::json j = parse_json(file, text);
-  const nlohmann::json* events = &j;
-  if (j.is_object() && j.contains("traceEvents")) events = &j["traceEvents"];
-  if (!events->is_array()) {
-    throw InputError({file.string(), 1, 0},
-                     "expected a JSON array of trace events (or an object with \"traceEvents\")");
-  }
-  TraceInfo info;
-  info.file = file.string();
-  // Tracks are identified by process_name, never by pid (pids are synthetic).
-  std::vector<std::int64_t> hardware_pids;
-  for (const auto& e : *events) {
-    if (e.is_object() && e.value("ph", "") == "M" && e.value("name", "") == "process_name" &&
-        e.contains("args") && e["args"].value("name", "") == "Ascend Hardware" &&
-        e.contains("pid") && e["pid"].is_number_integer()) {
-      hardware_pids.push_back(e["pid"].get<std::int64_t>());
-    }
-  }
-  for (const auto& e : *events) {
-    ++info.events;
-    if (!e.is_object()) continue;
-    const std::string ph = e.value("ph", "");
-    if (ph == "X" && e.contains("pid") && e["pid"].is_number_integer() &&
-        std::find(hardware_pids.begin(), hardware_pids.end(), e["pid"].get<std::int64_t>()) !=
-            hardware_pids.end()) {
-      ++info.device_tasks;
-    } else if (ph == "C" && e.value("name", "") == "AI Core Freq" && e.contains("args") &&
-               e["args"].contains("MHz") && e["args"]["MHz"].is_number()) {
-      const double mhz = e["args"]["MHz"].get<double>();
-      if (!info.aicore_freq_mhz || mhz > *info.aicore_freq_mhz) info.aicore_freq_mhz = mhz;
-    }
-  }
-  return info;
-}
-
 ProfilerInfo read_profiler_info(const fs::path& file) {
   const std::string text = read_text(file);
   const nlohmann::json j = parse_json(file, text);
