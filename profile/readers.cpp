@@ -554,74 +554,7 @@ nlohmann::json parse_json(const fs::path& file, const std::string& text) {
   }
 }
 
-// A string member of a JSON object; "" when `o` is not an object or the member is absent or of
-// another type. Timelines come from several tools: a field of an unexpected type is ignored
-// like a missing one (nlohmann's value() would throw a type_error instead).
-std::string_view string_member(const nlohmann::json& o, const char* key) {
-  if (!o.is_object()) return {};
-  const auto it = o.find(key);
-  if (it == o.end() || !it->is_string()) return {};
-  return it->get_ref<const std::string&>();
-}
-
-// A member of a JSON object, or null when `o` is not an object or has no such member.
-const nlohmann::json* member(const nlohmann::json& o, const char* key) {
-  if (!o.is_object()) return nullptr;
-  const auto it = o.find(key);
-  return it == o.end() ? nullptr : &*it;
-}
-
 }  // namespace
-
-TraceInfo read_trace_json(const fs::path& file) {
-  const std::string text = read_text(file);
-  const nlohmann::json j = parse_json(file, text);
-  const nlohmann::json* events = &j;
-  if (j.is_object() && j.contains("traceEvents")) events = &j["traceEvents"];
-  if (!events->is_array()) {
-    throw InputError({file.string(), 1, 0},
-                     "expected a JSON array of trace events (or an object with \"traceEvents\")");
-  }
-  TraceInfo info;
-  info.file = file.string();
-  // Tracks are identified by process_name, never by pid (pids are synthetic).
-  std::vector<std::int64_t> hardware_pids;
-  // A pid as an integer, or nullopt (absent, another type, or an unsigned beyond int64).
-  auto pid_of = [](const nlohmann::json& e) -> std::optional<std::int64_t> {
-    const nlohmann::json* pid = member(e, "pid");
-    if (pid == nullptr || !pid->is_number_integer()) return std::nullopt;
-    if (pid->is_number_unsigned() &&
-        pid->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
-      return std::nullopt;
-    }
-    return pid->get<std::int64_t>();
-  };
-  for (const auto& e : *events) {
-    const nlohmann::json* args = member(e, "args");
-    if (string_member(e, "ph") == "M" && string_member(e, "name") == "process_name" &&
-        args != nullptr && string_member(*args, "name") == "Ascend Hardware") {
-      if (const auto pid = pid_of(e)) hardware_pids.push_back(*pid);
-    }
-  }
-  for (const auto& e : *events) {
-    ++info.events;
-    if (!e.is_object()) continue;
-    const std::string_view ph = string_member(e, "ph");
-    const auto pid = pid_of(e);
-    if (ph == "X" && pid &&
-        std::find(hardware_pids.begin(), hardware_pids.end(), *pid) != hardware_pids.end()) {
-      ++info.device_tasks;
-    } else if (ph == "C" && string_member(e, "name") == "AI Core Freq") {
-      const nlohmann::json* args = member(e, "args");
-      const nlohmann::json* mhz = args != nullptr ? member(*args, "MHz") : nullptr;
-      if (mhz != nullptr && mhz->is_number()) {
-        const double v = mhz->get<double>();
-        if (!info.aicore_freq_mhz || v > *info.aicore_freq_mhz) info.aicore_freq_mhz = v;
-      }
-    }
-  }
-  return info;
-}
 
 ProfilerInfo read_profiler_info(const fs::path& file) {
   const std::string text = read_text(file);

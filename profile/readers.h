@@ -186,8 +186,9 @@ struct TraceInfo {
   std::uint64_t device_tasks = 0;     ///< X events on the "Ascend Hardware" process
   std::optional<double> aicore_freq_mhz;  ///< the highest "AI Core Freq" counter value
 };
-/// Reads a Chrome-trace JSON array (or an object with "traceEvents"). Throws InputError on
-/// malformed JSON, with the parser's byte offset turned into a line.
+/// Reads a Chrome-trace JSON array (or an object with "traceEvents"), streamed like
+/// read_trace_kernels (profile/trace_reader.cpp). Throws InputError at the line of the first
+/// malformed event, or where a cut file ends.
 [[nodiscard]] TraceInfo read_trace_json(const std::filesystem::path& file);
 
 /// Facts from torch_npu's profiler_info_<rank>.json.

@@ -70,7 +70,7 @@ class TraceReader {
                               "aic_mte2_ratio/aiv_mte2_ratio"};
     scan();
     finish(on_row);
-    return std::move(info_);
+    return info_;
   }
 
  private:
@@ -168,7 +168,8 @@ class TraceReader {
                                            e);
     if (err != simdjson::SUCCESS) {
       skip_row(info_, InputError({file_, line, 0},
-                                 fmt::format("malformed trace event: {}", simdjson::error_message(err))),
+                                 fmt::format("malformed JSON in this event: {}",
+                                             simdjson::error_message(err))),
                options_);
       return;
     }
@@ -264,6 +265,7 @@ class TraceReader {
       return;
     }
     if (e.ph != "X") return;
+    if (e.has_pid) ++x_by_pid_[e.pid];
     const bool hardware = !e.task_type.empty();
     const bool hcom = !hardware && e.name.substr(0, 5) == "hcom_";
     if (!hardware && !hcom) return;
@@ -346,9 +348,31 @@ class TraceReader {
   bool any_process_names_ = false;
   std::vector<Candidate> candidates_;
   std::map<std::string, std::uint64_t> runtime_tasks_;
+  std::map<std::int64_t, std::uint64_t> x_by_pid_;  // X events per track
+
+ public:
+  /// After run(): the facts read_trace_json reports.
+  [[nodiscard]] TraceInfo summary() const {
+    TraceInfo t;
+    t.file = file_;
+    t.events = events_;
+    for (const auto pid : hardware_pids_) {
+      const auto it = x_by_pid_.find(pid);
+      if (it != x_by_pid_.end()) t.device_tasks += it->second;
+    }
+    t.aicore_freq_mhz = info_.aicore_freq_mhz;
+    return t;
+  }
 };
 
 }  // namespace
+
+TraceInfo read_trace_json(const fs::path& file) {
+  // The same streaming read, strict: a summary is of the whole file or nothing.
+  TraceReader r(file, ReadOptions{true});
+  (void)r.run([](const KernelRow&) {});
+  return r.summary();
+}
 
 KernelFileInfo read_trace_kernels(const fs::path& file,
                                   const std::function<void(const KernelRow&)>& on_row,

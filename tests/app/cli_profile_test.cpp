@@ -4,8 +4,11 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
+#include "profile/readers.h"
 #include "tests/app/cli_runner.h"
+#include "tests/profile/db_fixture.h"
 
 using npusim::test::run_cli;
 
@@ -123,4 +126,37 @@ TEST_CASE("analyze on a file with the wrong delimiter says so", "[cli][analyze]"
   const auto r = run_cli("analyze '" + bad + "'");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains(bad + ":1: error: wrong delimiter"));
+}
+
+TEST_CASE("analyze, accuracy and graph from-profile accept a folder holding only a .db",
+          "[cli][db]") {
+  // The crafted msprof op_summary written into a torch_npu database by the test fixture.
+  std::vector<npusim::profile::KernelRow> rows;
+  (void)npusim::profile::read_kernel_table(
+      kCrafted + "/PROF_000001_20260101000000000_CRAFTED/mindstudio_profiler_output/"
+                 "op_summary_20260101000000.csv",
+      [&](const npusim::profile::KernelRow& r) { rows.push_back(r); });
+  const auto dir = temp_file("db") / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT";
+  std::filesystem::create_directories(dir);
+  npusim::test::DbWriter(dir / "ascend_pytorch_profiler_0.db").write(rows, {});
+  const std::string folder = temp_file("db").string();
+
+  const auto a = run_cli("analyze '" + folder + "'");
+  INFO(a.err);
+  CHECK(a.exit_code == 0);
+  CHECK_THAT(a.out, Catch::Contains("read: ascend_pytorch_profiler_0.db"));
+  CHECK_THAT(a.out, Catch::Contains("layout: torch_npu profiler database (schema 1.0.0)"));
+
+  const auto acc = run_cli("accuracy --hw ascend910b3 '" + folder + "'");
+  INFO(acc.err);
+  CHECK(acc.exit_code == 0);
+  CHECK_THAT(acc.out, Catch::Contains("used rank0_ascend_pt (db): "));
+
+  const auto out = temp_file("db_graph.toml");
+  const auto g = run_cli("graph from-profile '" + folder + "' -o '" + out.string() + "'");
+  INFO(g.err);
+  CHECK(g.exit_code == 0);
+  CHECK(std::filesystem::exists(out));
+  std::filesystem::remove(out);
+  std::filesystem::remove_all(folder);
 }
