@@ -370,6 +370,11 @@ KernelFileInfo read_kernel_csv(CsvReader& r, const std::function<void(const Kern
     row.aiv_mte2_time_us = p.number(Col::kAivMte2Time);
     row.aiv_mte2_ratio = p.number(Col::kAivMte2Ratio);
     row.aiv_mte3_time_us = p.number(Col::kAivMte3Time);
+    row.aic_scalar_ratio = p.number(Col::kAicScalarRatio);
+    row.aic_mte1_ratio = p.number(Col::kAicMte1Ratio);
+    row.aic_fixpipe_ratio = p.number(Col::kAicFixpipeRatio);
+    row.aiv_scalar_ratio = p.number(Col::kAivScalarRatio);
+    row.aiv_mte3_ratio = p.number(Col::kAivMte3Ratio);
     row.mte2_time_us = p.number(Col::kMte2Time);
     row.mte2_ratio = p.number(Col::kMte2Ratio);
     row.cube_utilization_pct = p.number(Col::kCubeUtilization);
@@ -587,6 +592,14 @@ TraceInfo read_trace_json(const fs::path& file) {
                e["args"].contains("MHz") && e["args"]["MHz"].is_number()) {
       const double mhz = e["args"]["MHz"].get<double>();
       if (!info.aicore_freq_mhz || mhz > *info.aicore_freq_mhz) info.aicore_freq_mhz = mhz;
+      double ts_us = 0;
+      if (e.contains("ts") && e["ts"].is_number()) {
+        ts_us = e["ts"].get<double>();
+      } else if (e.contains("ts") && e["ts"].is_string()) {
+        const auto ns = parse_time_us_to_ns(e["ts"].get<std::string>());
+        if (ns) ts_us = static_cast<double>(*ns) / 1000.0;
+      }
+      info.aicore_freq_samples.emplace_back(ts_us, mhz);
     }
   }
   return info;
