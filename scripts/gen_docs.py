@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -302,8 +303,9 @@ def tour_profile(use_real: bool | None = None) -> tuple[Path, list[str]]:
 
 
 def rel(p: Path) -> str:
-    """p relative to the repository root (with ../ when outside it)."""
-    p = p.resolve()
+    """p relative to the repository root (with ../ when outside it). Symlinks are kept: in a git
+    worktree ../shared may be a link, and the tour must name it as the user types it."""
+    p = Path(os.path.abspath(p))
     try:
         return p.relative_to(ROOT).as_posix()
     except ValueError:

@@ -436,3 +436,17 @@ TEST_CASE("aligned transfers make no byte-alignment finding; small collectives d
   CHECK(f->ops == std::vector<std::string>{"hcom_allReduce__1"});
   CHECK(f->time_us == Approx(300));
 }
+
+TEST_CASE("a malformed communication.json is noted with its line and the rest still runs",
+          "[advisor]") {
+  const Report r = CraftedProfile(step_with_collective(),
+                                  {{"communication.json", "{\"step1\": {\n  \"collective\": [1,\n"}})
+                       .analyze();
+  bool noted = false;
+  for (const auto& n : r.notes) {
+    noted = noted || (n.find("communication.json not used") != std::string::npos &&
+                      n.find("communication.json:3") != std::string::npos);
+  }
+  CHECK(noted);
+  CHECK(find(r, "exposed_communication") != nullptr);
+}
