@@ -162,3 +162,20 @@ TEST_CASE("no finding's time at stake exceeds the step", "[real][advisor]") {
     }
   }
 }
+
+TEST_CASE("one-element INT64 inputs and Foreach lists of the real steps are not unaligned",
+          "[real][advisor]") {
+  for (const auto& p : {kLlama, kCnn}) {
+    if (!present(p)) return;
+    const Report r = analyze_one(p);
+    const Finding* mem = find(r, "memory_bound");
+    if (mem == nullptr) continue;
+    for (const auto& e : mem->evidence) {
+      INFO(e.key << ": " << e.text);
+      // ApplyAdamWV2 takes its step count as a one-element INT64; ForeachAddList a tensor list.
+      if (e.text.rfind("ApplyAdamWV2 ", 0) == 0 || e.text.rfind("ForeachAddList ", 0) == 0) {
+        CHECK_THAT(e.text, Catch::Contains("last axes 32-byte aligned"));
+      }
+    }
+  }
+}
