@@ -85,13 +85,13 @@ std::vector<std::string> passes_for(const profile::Finding& f, const sim::Whatif
       add("aicpu_to_host");
       add("fuse_masked_gather");
     }
-  } else if (f.check == "mte2_bound") {
+  } else if (f.check == "memory_bound") {
     add("drop_redundant_tile");
     add("tile_concat");
     add("topk_valid_length");
   }
   if (f.check == "op_type_share" || f.check == "long_ops" || f.check == "max_over_mean" ||
-      f.check == "mte2_bound") {
+      f.check == "memory_bound") {
     for (const sim::WhatifRow& row : w.passes) {
       for (const std::string& op : row.ops) {
         const auto i = sc.graph.find(op);
@@ -112,8 +112,10 @@ enum class Setting { kNone, kStreams, kCoreLimit };
 
 Setting setting_for(const profile::Finding& f) {
   // Host-bound stretches and stalls: more instances per card overlap one's host work with
-  // another's device work. A recompilation stall is fixed by the API, not by instances.
-  if (f.check == "idle_gaps" || (f.check == "task_wait" && cause(f) != "recompilation")) {
+  // another's device work. A recompilation stall is fixed by the API, and a wait on a
+  // collective by overlapping communication, not by instances.
+  if (f.check == "idle_gaps" || (f.check == "task_wait" && cause(f) != "recompilation" &&
+                                 cause(f) != "communication")) {
     return Setting::kStreams;
   }
   // Calls of one kernel far slower than their mean: contention with what runs beside it, which
@@ -352,6 +354,18 @@ void run_analyze(const AnalyzeArgs& a) {
     } catch (const InputError& e) {
       warn(fmt::format("default chip {} not loaded ({}); bandwidth checks are skipped",
                        kDefaultChip, e.what()));
+    }
+  }
+  // The bundled chips: when --hw is not given, the one matching the profile's measured cores
+  // and clock gives the bandwidths ("% of HBM") and the vector core count.
+  if (a.hw.empty()) {
+    for (const auto& file : list_hw_specs(hw_spec_dirs())) {
+      try {
+        opt.known_chips.push_back(
+            profile::chip_figures(load_hw(file.string(), a.overlays), file.stem().string()));
+      } catch (const InputError& e) {
+        warn(fmt::format("chip spec {} not loaded for matching ({})", file.string(), e.what()));
+      }
     }
   }
   std::vector<profile::Report> reports;

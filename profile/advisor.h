@@ -1,13 +1,15 @@
 #pragma once
-// The advisor: the checks a performance engineer runs by hand on a profile, each a small rule
-// whose thresholds live in one struct (Thresholds), each finding ranked by the time at stake and
-// carrying its evidence and what to try. Rendering to text, JSON and Markdown is here too, so
-// every front end prints the same report.
+// The advisor: the checks a performance engineer runs by hand on a profile, each a small rule in
+// its own file under profile/advisor/ (with its thresholds and their source), each finding ranked
+// by the time at stake and carrying its evidence and what to try. docs/advisor.md says what each
+// rule computes. Rendering to text, JSON and Markdown is here too, so every front end prints the
+// same report.
 
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/hw_spec.h"
@@ -16,7 +18,9 @@
 
 namespace npusim::profile {
 
-/// Every threshold of every rule, with its default and why. Change them here, nowhere else.
+/// The thresholds a user may tune, with their defaults and why. The thresholds of the pipe-bound,
+/// communication and reference-advisor rules live in their own files (profile/advisor/*.cpp)
+/// beside the rule, each with its source.
 struct Thresholds {
   /// An op type above this share of compute time is out of proportion (the field's classic
   /// warning sign: one type above 40 %).
@@ -31,8 +35,6 @@ struct Thresholds {
   int max_over_mean_min_count = 3;
   /// A task wait above this is a scheduling stall worth attributing (µs).
   double task_wait_us = 50.0;
-  /// MTE2-bound: an op whose mte2 ratio exceeds this spends most of its time loading inputs.
-  double mte2_ratio = 0.8;
   /// Transfers move whole 32-byte blocks; a last axis whose bytes are not a multiple is padded.
   int alignment_bytes = 32;
   /// Device idle gaps above this share of the step make it host-bound.
@@ -55,7 +57,9 @@ struct Thresholds {
 
 /// Chip figures the cycle and bandwidth checks need, and where each came from.
 struct ChipFigures {
+  std::string name;                        ///< chip name when known ("ascend910b3")
   std::optional<int> cube_cores;
+  std::optional<int> vector_cores;
   std::optional<double> freq_mhz;
   std::optional<double> hbm_gbps;          ///< nominal HBM bandwidth, GB/s
   std::optional<double> pcie_gbps;         ///< nominal PCIe rate per direction, GB/s
@@ -75,8 +79,7 @@ struct Evidence {
 
 /// One thing the advisor found.
 struct Finding {
-  std::string check;     ///< rule id: op_type_share, long_ops, max_over_mean, task_wait, aicpu,
-                         ///< cube_utilization, mte2_bound, idle_gaps, pcie
+  std::string check;     ///< rule id (docs/advisor.md lists them)
   std::string severity;  ///< high | medium | low | info
   std::string title;     ///< one line
   std::vector<std::string> ops;  ///< op names (or types) concerned, most costly first
@@ -93,7 +96,11 @@ struct TypeStat {
   double total_us = 0, min_us = 0, max_us = 0;
   double share = 0;  ///< of all compute time
   double cube_cycles = 0;
-  std::optional<double> cube_utilization;  ///< Σ cycles / (Σ duration × cores × freq)
+  double mac_cycles = 0;  ///< Σ aic_mac_ratio × aic_total_cycles: cycles the MAC array worked
+  /// Σ cycles / (Σ duration × cores × freq): how long the cube cores were active (running this
+  /// kernel), not how busy their MAC arrays were.
+  std::optional<double> cube_utilization;
+  std::optional<double> mac_utilization;  ///< Σ mac cycles / (Σ duration × cores × freq)
   [[nodiscard]] double mean_us() const noexcept { return count ? total_us / double(count) : 0; }
 };
 
@@ -106,7 +113,34 @@ struct StepStat {
   double idle_us = 0;      ///< span - busy
   double compute_us = 0;   ///< Σ compute durations
   double cube_cycles = 0;
-  std::optional<double> cube_utilization;
+  double mac_cycles = 0;
+  std::optional<double> cube_utilization;  ///< cube cores active over the span
+  std::optional<double> mac_utilization;   ///< MAC arrays busy over the span
+  /// The breakdown msprof-analyze's step_trace_time.csv gives: computing = union of compute task
+  /// intervals; exposed communication = union of communication intervals not covered by compute;
+  /// overlapped = communication covered by compute; free = span - computing - exposed. Their
+  /// sum computing + exposed + free is the span.
+  bool has_communication = false;
+  double computing_us = 0;
+  double communication_us = 0;           ///< union of communication intervals
+  double exposed_communication_us = 0;
+  double overlapped_communication_us = 0;
+  double free_us = 0;
+};
+
+/// One kernel (op type, input shapes and dtypes) judged by its own pipes.
+struct KernelBound {
+  std::string name;    ///< first op name seen
+  std::string type, shapes, dtypes;
+  std::string side;    ///< cube | vector | mix
+  std::uint64_t calls = 0;
+  double total_us = 0;
+  /// The limiting pipe: cube, vector, scalar, mte1, mte2, mte3, fixpipe; or "serial" (no pipe
+  /// saturated but the pipes add up: they take turns instead of overlapping) or "latency" (no
+  /// pipe busy enough: synchronisation, launch and head time dominate).
+  std::string bound;
+  std::vector<std::pair<std::string, double>> ratios;  ///< duration-weighted mean per pipe
+  std::string why;     ///< one line of evidence
 };
 
 /// A check that could not run and why.
@@ -138,6 +172,7 @@ struct Report {
   /// compute totals leave out, listed so it is not silently dropped.
   std::vector<OpStatRow> other_device_types;
   std::vector<StepStat> steps;
+  std::vector<KernelBound> kernels;  ///< kernels with PMU ratios, by total time descending
   ChipFigures chip;
   std::vector<Finding> findings;   ///< by time at stake descending
   std::vector<SkippedCheck> skipped;
@@ -151,6 +186,10 @@ struct AnalyzeOptions {
   ChipFigures chip;
   /// True when the user named the chip: its cores and frequency are used as given.
   bool chip_given = false;
+  /// The known chips (hw_specs/). When the chip is not given, the one whose cube cores match the
+  /// profile's and whose nominal clock is the nearest at or above the measured one gives the
+  /// bandwidths and vector core count.
+  std::vector<ChipFigures> known_chips;
 };
 
 /// Reads one profile (streaming its kernel tables) and runs every check.

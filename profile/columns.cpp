@@ -45,6 +45,9 @@ const std::array<std::vector<std::string_view>, kColCount>& alias_table() {
     set(Col::kAicMacRatio, {"aic_mac_ratio", "aic_cube_ratio", "mac_ratio"});
     set(Col::kAicMte2Time, {"aic_mte2_time(us)"});
     set(Col::kAicMte2Ratio, {"aic_mte2_ratio"});
+    set(Col::kAicScalarRatio, {"aic_scalar_ratio", "scalar_ratio"});
+    set(Col::kAicMte1Ratio, {"aic_mte1_ratio", "mte1_ratio"});
+    set(Col::kAicFixpipeRatio, {"aic_fixpipe_ratio", "fixpipe_ratio"});
     set(Col::kAivTime, {"aiv_time(us)"});
     set(Col::kAivTotalCycles, {"aiv_total_cycles"});
     set(Col::kAivVecTime, {"aiv_vec_time(us)", "vec_time(us)"});
@@ -52,6 +55,8 @@ const std::array<std::vector<std::string_view>, kColCount>& alias_table() {
     set(Col::kAivMte2Time, {"aiv_mte2_time(us)"});
     set(Col::kAivMte2Ratio, {"aiv_mte2_ratio"});
     set(Col::kAivMte3Time, {"aiv_mte3_time(us)"});
+    set(Col::kAivScalarRatio, {"aiv_scalar_ratio"});
+    set(Col::kAivMte3Ratio, {"aiv_mte3_ratio", "mte3_ratio"});
     set(Col::kMte2Time, {"mte2_time(us)"});
     set(Col::kMte2Ratio, {"mte2_ratio"});
     set(Col::kCubeUtilization, {"cube_utilization(%)"});

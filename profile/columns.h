@@ -43,6 +43,9 @@ enum class Col : std::uint8_t {
   kAicMacRatio,     ///< aic_mac_ratio | aic_cube_ratio | mac_ratio
   kAicMte2Time,     ///< aic_mte2_time(us)
   kAicMte2Ratio,    ///< aic_mte2_ratio
+  kAicScalarRatio,  ///< aic_scalar_ratio | scalar_ratio (coupled cores)
+  kAicMte1Ratio,    ///< aic_mte1_ratio | mte1_ratio (coupled cores)
+  kAicFixpipeRatio, ///< aic_fixpipe_ratio
   kAivTime,         ///< aiv_time(us)
   kAivTotalCycles,  ///< aiv_total_cycles
   kAivVecTime,      ///< aiv_vec_time(us) | vec_time(us)
@@ -50,6 +53,8 @@ enum class Col : std::uint8_t {
   kAivMte2Time,     ///< aiv_mte2_time(us)
   kAivMte2Ratio,    ///< aiv_mte2_ratio
   kAivMte3Time,     ///< aiv_mte3_time(us)
+  kAivScalarRatio,  ///< aiv_scalar_ratio
+  kAivMte3Ratio,    ///< aiv_mte3_ratio | mte3_ratio (coupled cores)
   kMte2Time,        ///< mte2_time(us) (coupled cores, no prefix)
   kMte2Ratio,       ///< mte2_ratio (coupled cores, no prefix)
   kCubeUtilization, ///< cube_utilization(%) (also the typo cube_utilization( %))

@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 std::vector<fs::path> ProfileSource::files() const {
   std::vector<fs::path> out = kernel_files;
   for (const auto* f : {&op_statistic, &task_time, &api_statistic, &pcie, &trace_json,
-                        &profiler_info, &database}) {
+                        &profiler_info, &database, &communication_json, &profiler_metadata}) {
     if (*f && std::find(out.begin(), out.end(), **f) == out.end()) out.push_back(**f);
   }
   return out;
@@ -25,7 +25,8 @@ std::vector<fs::path> ProfileSource::files() const {
 namespace {
 
 enum class FileRole {
-  kNone, kKernel, kOpStatistic, kTaskTime, kApiStatistic, kPcie, kTrace, kInfo, kDatabase
+  kNone, kKernel, kOpStatistic, kTaskTime, kApiStatistic, kPcie, kTrace, kInfo, kDatabase,
+  kCommunication, kMetadata
 };
 
 bool starts_with(const std::string& s, std::string_view p) { return s.rfind(p, 0) == 0; }
@@ -50,6 +51,8 @@ FileRole role_of(const fs::path& p) {
     if (n == "trace_view.json" || (starts_with(n, "msprof_") && !starts_with(n, "msprof_tx")))
       return FileRole::kTrace;
     if (starts_with(n, "profiler_info")) return FileRole::kInfo;
+    if (n == "communication.json") return FileRole::kCommunication;
+    if (n == "profiler_metadata.json") return FileRole::kMetadata;
   } else if (is_profiler_db_name(n)) {
     return FileRole::kDatabase;
   }
@@ -80,6 +83,8 @@ void put(ProfileSource& s, FileRole role, const fs::path& file, std::vector<std:
     case FileRole::kTrace: set(s.trace_json, "timeline JSON"); break;
     case FileRole::kInfo: set(s.profiler_info, "profiler_info"); break;
     case FileRole::kDatabase: set(s.database, "profiler database"); break;
+    case FileRole::kCommunication: set(s.communication_json, "communication.json"); break;
+    case FileRole::kMetadata: set(s.profiler_metadata, "profiler_metadata"); break;
     case FileRole::kNone: break;
   }
 }
@@ -172,6 +177,7 @@ Discovery discover_profiles(const fs::path& path, const ReadOptions& read) {
   // Group the files by the folder they sit in: one folder of summaries = one device or rank.
   std::map<fs::path, std::vector<std::pair<FileRole, fs::path>>> by_folder;
   std::vector<fs::path> infos;  // profiler_info_*.json sit one level above ASCEND_PROFILER_OUTPUT
+  std::vector<fs::path> metadata;  // so does profiler_metadata.json
   fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec);
   if (ec) throw InputError({shown, 0, 0}, fmt::format("cannot list the folder: {}", ec.message()));
   for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
@@ -185,6 +191,10 @@ Discovery discover_profiles(const fs::path& path, const ReadOptions& read) {
     if (role == FileRole::kNone) continue;
     if (role == FileRole::kInfo) {
       infos.push_back(it->path());
+      continue;
+    }
+    if (role == FileRole::kMetadata) {
+      metadata.push_back(it->path());
       continue;
     }
     by_folder[it->path().parent_path()].emplace_back(role, it->path());
@@ -221,6 +231,11 @@ Discovery discover_profiles(const fs::path& path, const ReadOptions& read) {
     for (const auto& info : infos) {
       if (info.parent_path() == folder.parent_path() || info.parent_path() == folder) {
         s.profiler_info = info;
+      }
+    }
+    for (const auto& m : metadata) {
+      if (m.parent_path() == folder.parent_path() || m.parent_path() == folder) {
+        s.profiler_metadata = m;
       }
     }
     choose_kernel_source(s);

@@ -29,6 +29,10 @@ struct ProfileSource {
   std::string kernel_source = "csv";
   /// How the readers treat damaged files (discover_profiles copies its argument here).
   ReadOptions read;
+  /// torch_npu's communication.json (per-collective time and transfer sizes).
+  std::optional<std::filesystem::path> communication_json;
+  /// torch_npu's profiler_metadata.json (environment variables, parallel groups).
+  std::optional<std::filesystem::path> profiler_metadata;
 
   /// Every file found, for "what was used" messages.
   [[nodiscard]] std::vector<std::filesystem::path> files() const;

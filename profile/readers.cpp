@@ -371,6 +371,11 @@ KernelFileInfo read_kernel_csv(CsvReader& r, const std::function<void(const Kern
     row.aiv_mte2_time_us = p.number(Col::kAivMte2Time);
     row.aiv_mte2_ratio = p.number(Col::kAivMte2Ratio);
     row.aiv_mte3_time_us = p.number(Col::kAivMte3Time);
+    row.aic_scalar_ratio = p.number(Col::kAicScalarRatio);
+    row.aic_mte1_ratio = p.number(Col::kAicMte1Ratio);
+    row.aic_fixpipe_ratio = p.number(Col::kAicFixpipeRatio);
+    row.aiv_scalar_ratio = p.number(Col::kAivScalarRatio);
+    row.aiv_mte3_ratio = p.number(Col::kAivMte3Ratio);
     row.mte2_time_us = p.number(Col::kMte2Time);
     row.mte2_ratio = p.number(Col::kMte2Ratio);
     row.cube_utilization_pct = p.number(Col::kCubeUtilization);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "model/error.h"
@@ -65,6 +66,10 @@ struct KernelRow {
   double aic_mte2_time_us = 0, aic_mte2_ratio = 0;
   double aiv_time_us = 0, aiv_total_cycles = 0, aiv_vec_time_us = 0, aiv_vec_ratio = 0;
   double aiv_mte2_time_us = 0, aiv_mte2_ratio = 0, aiv_mte3_time_us = 0;
+  /// The other pipes' shares of the core's time (PipeUtilization): cube side scalar, MTE1
+  /// (L1 -> L0) and FixPipe (L0C -> GM), vector side scalar and MTE3 (UB -> GM).
+  double aic_scalar_ratio = 0, aic_mte1_ratio = 0, aic_fixpipe_ratio = 0;
+  double aiv_scalar_ratio = 0, aiv_mte3_ratio = 0;
   double mte2_time_us = 0, mte2_ratio = 0;  ///< unprefixed (coupled-core chips)
   double cube_utilization_pct = 0;
 
@@ -185,6 +190,8 @@ struct TraceInfo {
   std::uint64_t events = 0;           ///< all events
   std::uint64_t device_tasks = 0;     ///< X events on the "Ascend Hardware" process
   std::optional<double> aicore_freq_mhz;  ///< the highest "AI Core Freq" counter value
+  /// Every "AI Core Freq" counter sample in file order: (timestamp in us, MHz).
+  std::vector<std::pair<double, double>> aicore_freq_samples;
 };
 /// Reads a Chrome-trace JSON array (or an object with "traceEvents"), streamed like
 /// read_trace_kernels (profile/trace_reader.cpp). Throws InputError at the line of the first

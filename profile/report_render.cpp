@@ -23,8 +23,31 @@ std::string evidence_text(const Evidence& e) {
 
 std::string chip_line(const ChipFigures& c) {
   if (!c.cube_cores || !c.freq_mhz) return "chip: cube cores / frequency unknown";
-  return fmt::format("chip: {} cube cores at {:.0f} MHz ({})", *c.cube_cores, *c.freq_mhz,
-                     c.cores_source);
+  std::string line = fmt::format("chip: {} cube cores at {:.0f} MHz ({})", *c.cube_cores,
+                                 *c.freq_mhz, c.cores_source);
+  if (c.hbm_gbps) {
+    line += fmt::format("; HBM {:.0f} GB/s of {}", *c.hbm_gbps,
+                        c.bandwidth_source.empty() ? "the chip" : c.bandwidth_source);
+  }
+  return line;
+}
+
+// "computing 8874 us, exposed communication 101963 us, overlapped 4029 us, free 25744 us".
+std::string breakdown(const StepStat& s) {
+  return fmt::format("computing {}, exposed communication {} ({}), overlapped communication {}, "
+                     "free {}",
+                     fmt_us(s.computing_us), fmt_us(s.exposed_communication_us),
+                     s.span_us > 0 ? pct(s.exposed_communication_us / s.span_us) : "-",
+                     fmt_us(s.overlapped_communication_us), fmt_us(s.free_us));
+}
+
+nlohmann::json kernel_json(const KernelBound& k) {
+  nlohmann::json ratios = nlohmann::json::object();
+  for (const auto& [name, v] : k.ratios) ratios[name] = v;
+  return {{"name", k.name},   {"type", k.type},       {"shapes", k.shapes},
+          {"dtypes", k.dtypes}, {"side", k.side},     {"calls", k.calls},
+          {"total_us", k.total_us}, {"bound", k.bound}, {"ratios", ratios},
+          {"why", k.why}};
 }
 
 nlohmann::json type_json(const TypeStat& t) {
@@ -32,6 +55,7 @@ nlohmann::json type_json(const TypeStat& t) {
                       {"total_us", t.total_us}, {"mean_us", t.mean_us()}, {"min_us", t.min_us},
                       {"max_us", t.max_us},     {"share", t.share}};
   j["cube_utilization"] = t.cube_utilization ? nlohmann::json(*t.cube_utilization) : nullptr;
+  j["mac_utilization"] = t.mac_utilization ? nlohmann::json(*t.mac_utilization) : nullptr;
   return j;
 }
 
@@ -87,8 +111,19 @@ std::string render_json(const std::vector<Report>& reports) {
       steps.push_back({{"step", s.step},       {"ops", s.ops},         {"span_us", s.span_us},
                        {"busy_us", s.busy_us}, {"idle_us", s.idle_us}, {"compute_us", s.compute_us},
                        {"cube_cycles", s.cube_cycles},
-                       {"cube_utilization", opt(s.cube_utilization)}});
+                       {"cube_utilization", opt(s.cube_utilization)},
+                       {"mac_utilization", opt(s.mac_utilization)}});
+      if (s.has_communication) {
+        steps.back()["breakdown"] = {
+            {"computing_us", s.computing_us},
+            {"communication_us", s.communication_us},
+            {"exposed_communication_us", s.exposed_communication_us},
+            {"overlapped_communication_us", s.overlapped_communication_us},
+            {"free_us", s.free_us}};
+      }
     }
+    nlohmann::json kernels = nlohmann::json::array();
+    for (const auto& k : r.kernels) kernels.push_back(kernel_json(k));
     nlohmann::json types = nlohmann::json::array();
     for (const auto& t : r.op_types) types.push_back(type_json(t));
     nlohmann::json comm = nlohmann::json::array();
@@ -113,12 +148,15 @@ std::string render_json(const std::vector<Report>& reports) {
                         {"communication_types", comm},
                         {"op_statistic", stat},
                         {"other_device_types", other},
+                        {"kernels", kernels},
                         {"steps", steps}});
     utilization.push_back({{"profile", r.profile},
                            {"cube_cores", opt(r.chip.cube_cores)},
                            {"freq_mhz", opt(r.chip.freq_mhz)},
                            {"hbm_gbps", opt(r.chip.hbm_gbps)},
+                           {"chip", r.chip.name},
                            {"chip_source", r.chip.cores_source},
+                           {"bandwidth_source", r.chip.bandwidth_source},
                            {"steps", steps}});
     for (const auto& f : r.findings) findings.push_back(finding_json(f, r.profile));
     for (const auto& s : r.skipped) {
@@ -181,11 +219,13 @@ std::string render_text(const std::vector<Report>& reports) {
                        fmt_us(r.communication_time_us), fmt_us(r.wait_time_us));
     if (!r.other_device_types.empty()) out += "   " + other_device_line(r) + "\n";
     for (const auto& s : r.steps) {
-      out += fmt::format("   step {}: span {}, device idle {}{}\n",
+      out += fmt::format("   step {}: span {}, device idle {}{}{}\n",
                          s.step >= 0 ? std::to_string(s.step) : "-", fmt_us(s.span_us),
                          s.span_us > 0 ? pct(s.idle_us / s.span_us) : "-",
-                         s.cube_utilization ? ", cube utilisation " + pct(*s.cube_utilization)
-                                            : "");
+                         s.cube_utilization ? ", cube cores active " + pct(*s.cube_utilization)
+                                            : "",
+                         s.mac_utilization ? ", MAC busy " + pct(*s.mac_utilization) : "");
+      if (s.has_communication) out += fmt::format("     {}\n", breakdown(s));
     }
     out += "   " + chip_line(r.chip) + "\n";
     out += "   top op types:";
@@ -238,12 +278,20 @@ std::string render_markdown(const std::vector<Report>& reports) {
     if (!r.other_device_types.empty()) out += "- " + other_device_line(r) + "\n";
     out += fmt::format("- {}\n\n", chip_line(r.chip));
     if (!r.steps.empty()) {
-      out += "| step | ops | span (us) | idle | cube utilisation |\n|---|---|---|---|---|\n";
+      out += "| step | ops | span (us) | idle | cube cores active | MAC busy | computing (us) | "
+             "exposed comm (us) | overlapped comm (us) | free (us) |\n"
+             "|---|---|---|---|---|---|---|---|---|---|\n";
       for (const auto& s : r.steps) {
-        out += fmt::format("| {} | {} | {:.1f} | {} | {} |\n",
+        auto num = [&](double v) {
+          return s.has_communication ? fmt::format("{:.1f}", v) : std::string("-");
+        };
+        out += fmt::format("| {} | {} | {:.1f} | {} | {} | {} | {} | {} | {} | {} |\n",
                            s.step >= 0 ? std::to_string(s.step) : "-", s.ops, s.span_us,
                            s.span_us > 0 ? pct(s.idle_us / s.span_us) : "-",
-                           s.cube_utilization ? pct(*s.cube_utilization) : "-");
+                           s.cube_utilization ? pct(*s.cube_utilization) : "-",
+                           s.mac_utilization ? pct(*s.mac_utilization) : "-",
+                           num(s.computing_us), num(s.exposed_communication_us),
+                           num(s.overlapped_communication_us), num(s.free_us));
       }
       out += "\n";
     }

@@ -258,9 +258,12 @@ class TraceReader {
       return;
     }
     if (e.ph == "C") {
-      if (e.name == "AI Core Freq" && e.has_mhz &&
-          (!info_.aicore_freq_mhz || e.mhz > *info_.aicore_freq_mhz)) {
-        info_.aicore_freq_mhz = e.mhz;
+      if (e.name == "AI Core Freq" && e.has_mhz) {
+        if (!info_.aicore_freq_mhz || e.mhz > *info_.aicore_freq_mhz) info_.aicore_freq_mhz = e.mhz;
+        // Every sample, for the advisor's falling-clock rule; a counter track is small (one
+        // sample per frequency change), so memory stays bounded by the kernels kept.
+        const auto ns = parse_time_us_to_ns(e.ts_text);
+        freq_samples_.emplace_back(ns ? static_cast<double>(*ns) / 1000.0 : 0.0, e.mhz);
       }
       return;
     }
@@ -349,6 +352,7 @@ class TraceReader {
   std::vector<Candidate> candidates_;
   std::map<std::string, std::uint64_t> runtime_tasks_;
   std::map<std::int64_t, std::uint64_t> x_by_pid_;  // X events per track
+  std::vector<std::pair<double, double>> freq_samples_;  // AI Core Freq (ts µs, MHz)
 
  public:
   /// After run(): the facts read_trace_json reports.
@@ -361,6 +365,7 @@ class TraceReader {
       if (it != x_by_pid_.end()) t.device_tasks += it->second;
     }
     t.aicore_freq_mhz = info_.aicore_freq_mhz;
+    t.aicore_freq_samples = freq_samples_;
     return t;
   }
 };
