@@ -42,6 +42,7 @@ void install_model_importer();
 void register_predict(CLI::App& app);
 void register_analyze(CLI::App& app);
 void register_graph(CLI::App& app);
+void register_crossval(CLI::App& app);
 void register_hw(CLI::App& app);
 void register_validate(CLI::App& app);
 void register_simulate(CLI::App& app);

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   npusim::app::register_simulate(app);
   npusim::app::register_accuracy(app);
   npusim::app::register_calibrate(app);
+  npusim::app::register_crossval(app);
   npusim::app::register_sweep(app);
   npusim::app::register_whatif(app);
   try {

@@ -2,9 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
-
 #include "app/common.h"
 #include "model/error.h"
 #include "profile/discover.h"
@@ -13,21 +10,9 @@
 
 namespace npusim::app {
 
-namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-}  // namespace
-
 ProfileSamples load_samples(const std::vector<std::string>& paths,
                             const profile::ReadOptions& read) {
   ProfileSamples out;
-  std::vector<double> freq, cube_cores;
-  int max_vec_block = 0;
   double source_freq = 0;  // a database's AICORE_FREQ / a timeline's AI Core Freq track
   for (const auto& path : paths) {
     const profile::Discovery d = profile::discover_profiles(path, read);
@@ -63,21 +48,8 @@ ProfileSamples load_samples(const std::vector<std::string>& paths,
                                       obs.other.size()));
       // Chip inference from the raw rows (profile_formats.md §7).
       for (const auto& f : src.kernel_files) {
-        (void)profile::read_kernel_table(f, [&](const profile::KernelRow& r) {
-          if (r.block_dim <= 0) return;
-          if (r.kind == profile::TaskKind::kVector && r.aiv_total_cycles > 0 && r.aiv_time_us > 0) {
-            freq.push_back(r.aiv_total_cycles / (r.aiv_time_us * r.block_dim));
-            max_vec_block = std::max(max_vec_block, r.block_dim);
-          }
-          if (r.kind == profile::TaskKind::kCube && r.aic_total_cycles > 0 && r.aic_time_us > 0) {
-            const double f_mhz = r.aic_total_cycles / (r.aic_time_us * r.block_dim);
-            freq.push_back(f_mhz);
-            if (r.cube_utilization_pct > 0 && r.duration_us > 0) {
-              cube_cores.push_back(r.aic_total_cycles /
-                                   (f_mhz * r.duration_us * r.cube_utilization_pct / 100.0));
-            }
-          }
-        }, read);
+        (void)profile::read_kernel_table(
+            f, [&](const profile::KernelRow& r) { observe_row(out.chip, r); }, read);
       }
     }
   }
@@ -88,18 +60,8 @@ ProfileSamples load_samples(const std::vector<std::string>& paths,
                                  "(torch_npu record_shapes=True, msprof --task-time with shapes)",
                                  out.skipped));
   }
-  InferredChip& c = out.chip;
-  c.freq_mhz = std::round(median(freq));
   // No cycle counts to infer the clock from: the clock the profile states.
-  if (freq.empty() && source_freq > 0) c.freq_mhz = source_freq;
-  c.cube_cores = static_cast<int>(std::lround(median(cube_cores)));
-  c.vector_cores = max_vec_block;
-  if (c.cube_cores > 0 && c.vector_cores < 2 * c.cube_cores) c.vector_cores = 2 * c.cube_cores;
-  c.rows_used = freq.size();
-  c.evidence = fmt::format("clock {} MHz from total_cycles / (pipe time x block dim) over {} rows; "
-                           "{} cube cores from cube_utilization over {} rows; {} vector cores",
-                           c.freq_mhz, freq.size(), c.cube_cores, cube_cores.size(),
-                           c.vector_cores);
+  finish_inference(out.chip, source_freq);
   return out;
 }
 
@@ -116,28 +78,28 @@ HwSpec hw_for_profiles(const std::string& hw, const std::vector<std::string>& ov
     if (note) *note = fmt::format("chip {} as given", spec.chip.name);
     return spec;
   }
-  if (chip.cube_cores <= 0 || chip.freq_mhz <= 0) {
-    throw InputError(pos, "--hw auto: the profile has no cycle counts to infer the chip from "
-                          "(needs aic_/aiv_total_cycles and cube_utilization columns); give --hw NAME");
+  const auto files = list_hw_specs(hw_spec_dirs());
+  std::vector<HwSpec> chips;
+  for (const auto& file : files) chips.push_back(load_hw_spec(file));
+  const ChipMatch m = best_chip(chip, chips);
+  HwSpec s = load_hw(files[m.index].string(), overlays);
+  const double spec_freq = s.chip.freq_mhz;
+  if (chip.clock_known) s.chip.freq_mhz = chip.freq_mhz;
+  const std::string clock =
+      chip.clock_known ? fmt::format("clock {} MHz measured instead of the spec's {}",
+                                       chip.freq_mhz, spec_freq)
+                         : fmt::format("the spec's nominal clock {} MHz (no cycle counts)", spec_freq);
+  if (!m.exact) {
+    warn(fmt::format("--hw auto: no chip fits the profile exactly; using the closest, {} ({}); "
+                     "give --hw NAME if it is another",
+                     s.chip.name, fmt::join(m.mismatched, "; ")));
   }
-  for (const auto& file : list_hw_specs(hw_spec_dirs())) {
-    HwSpec spec = load_hw_spec(file);
-    if (spec.chip.cube_cores == chip.cube_cores && spec.chip.vector_cores == chip.vector_cores) {
-      HwSpec s = load_hw(file.string(), overlays);
-      const double spec_freq = s.chip.freq_mhz;
-      s.chip.freq_mhz = chip.freq_mhz;
-      if (note) {
-        *note = fmt::format("--hw auto: {} ({} cube / {} vector cores), clock {} MHz measured "
-                            "instead of the spec's {} ({})",
-                            s.chip.name, s.chip.cube_cores, s.chip.vector_cores, chip.freq_mhz,
-                            spec_freq, chip.evidence);
-      }
-      return s;
-    }
+  if (note) {
+    *note = fmt::format("--hw auto: {} ({} cube / {} vector cores), {}; {} match ({})",
+                        s.chip.name, s.chip.cube_cores, s.chip.vector_cores, clock,
+                        m.exact ? "exact" : "inexact", chip.evidence);
   }
-  throw InputError(pos, fmt::format("--hw auto: no chip in hw_specs/ has {} cube and {} vector cores "
-                                    "({})",
-                                    chip.cube_cores, chip.vector_cores, chip.evidence));
+  return s;
 }
 
 }  // namespace npusim::app

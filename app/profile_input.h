@@ -6,20 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "app/chip_inference.h"
 #include "model/accuracy.h"
 #include "model/hw_spec.h"
 #include "profile/readers.h"
 
 namespace npusim::app {
-
-/// What the rows say about the device.
-struct InferredChip {
-  int cube_cores = 0;     ///< from cube_utilization = aic_cycles / (f × N_aic × duration)
-  int vector_cores = 0;   ///< the largest vector block dim seen (or 2 × cube on split chips)
-  double freq_mhz = 0;    ///< median of total_cycles / (pipe time × block dim)
-  std::size_t rows_used = 0;
-  std::string evidence;   ///< one line: how each figure was found
-};
 
 /// Samples of every profile under `paths`, with what was used and skipped.
 struct ProfileSamples {
@@ -37,8 +29,9 @@ struct ProfileSamples {
                                           const profile::ReadOptions& read = {});
 
 /// The chip to model the profile with. `hw` is a name/path or "auto": auto picks the chip file
-/// whose cube/vector core counts match the inferred ones and sets its clock to the inferred one.
-/// An explicit chip whose core counts contradict the profile is an InputError naming both.
+/// that fits the rows best (best_chip), with its clock set to the measured one when the rows
+/// have cycle counts, and prints a warning when the best match is inexact. An explicit chip
+/// whose cube core count contradicts cube_utilization is an InputError naming both.
 [[nodiscard]] HwSpec hw_for_profiles(const std::string& hw, const std::vector<std::string>& overlays,
                                      const InferredChip& chip, std::string* note);
 

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <system_error>
 
 #include "model/error.h"
 #include "profile/db_reader.h"
+#include "profile/mindspore_reader.h"
 
 namespace npusim::profile {
 
@@ -178,6 +180,7 @@ Discovery discover_profiles(const fs::path& path, const ReadOptions& read) {
   std::map<fs::path, std::vector<std::pair<FileRole, fs::path>>> by_folder;
   std::vector<fs::path> infos;  // profiler_info_*.json sit one level above ASCEND_PROFILER_OUTPUT
   std::vector<fs::path> metadata;  // so does profiler_metadata.json
+  std::vector<fs::path> mindspore;  // CSVs beside an aicore_intermediate_<N>_detail.csv
   fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec);
   if (ec) throw InputError({shown, 0, 0}, fmt::format("cannot list the folder: {}", ec.message()));
   for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
@@ -187,7 +190,14 @@ Discovery discover_profiles(const fs::path& path, const ReadOptions& read) {
       continue;
     }
     if (!it->is_regular_file(ec)) continue;
-    const FileRole role = role_of(it->path());
+    FileRole role = role_of(it->path());
+    // MindSpore names its op table after the workload; a CSV is one when its folder holds the
+    // AI Core time file and its header has full_op_name and op_info.
+    if (role == FileRole::kNone && it->path().extension() == ".csv" &&
+        !is_mindspore_times_name(it->path().filename().string())) {
+      mindspore.push_back(it->path());
+      continue;
+    }
     if (role == FileRole::kNone) continue;
     if (role == FileRole::kInfo) {
       infos.push_back(it->path());
@@ -198,6 +208,22 @@ Discovery discover_profiles(const fs::path& path, const ReadOptions& read) {
       continue;
     }
     by_folder[it->path().parent_path()].emplace_back(role, it->path());
+  }
+
+  std::set<fs::path> mindspore_folders;
+  std::map<fs::path, bool> has_times;  // folder -> holds an aicore_intermediate_<N>_detail.csv
+  for (const auto& file : mindspore) {
+    auto [slot, fresh] = has_times.emplace(file.parent_path(), false);
+    if (fresh) {
+      for (fs::directory_iterator di(file.parent_path(), ec), end; !ec && di != end;
+           di.increment(ec)) {
+        slot->second = slot->second || is_mindspore_times_name(di->path().filename().string());
+      }
+    }
+    if (slot->second && looks_like_mindspore_op_table(file)) {
+      by_folder[file.parent_path()].emplace_back(FileRole::kKernel, file);
+      mindspore_folders.insert(file.parent_path());
+    }
   }
 
   // torch_npu keeps the raw msprof data (PROF_*) inside *_ascend_pt next to its own
@@ -224,7 +250,9 @@ Discovery discover_profiles(const fs::path& path, const ReadOptions& read) {
     ProfileSource s;
     s.name = name;
     s.folder = folder;
-    s.producer = folder.filename() == "ASCEND_PROFILER_OUTPUT" ? "torch_npu" : "msprof";
+    s.producer = folder.filename() == "ASCEND_PROFILER_OUTPUT" ? "torch_npu"
+                 : mindspore_folders.count(folder)                 ? "mindspore"
+                                                                    : "msprof";
     std::sort(files.begin(), files.end());
     for (const auto& [role, file] : files) put(s, role, file, d.notes);
     std::sort(s.kernel_files.begin(), s.kernel_files.end());
@@ -281,7 +309,8 @@ Discovery discover_profiles(const fs::path& path, const ReadOptions& read) {
                      "no profile found: expected a PROF_* folder (mindstudio_profiler_output/"
                      "op_summary_*.csv or msprof_*.db), a *_ascend_pt folder "
                      "(ASCEND_PROFILER_OUTPUT/kernel_details.csv, ascend_pytorch_profiler_*.db "
-                     "or trace_view.json) or such a file");
+                     "or trace_view.json), a MindSpore folder (<workload>.csv with op_info beside "
+                     "aicore_intermediate_<N>_detail.csv) or such a file");
   }
   std::sort(d.profiles.begin(), d.profiles.end(),
             [](const ProfileSource& a, const ProfileSource& b) { return a.name < b.name; });

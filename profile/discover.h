@@ -15,7 +15,7 @@ namespace npusim::profile {
 struct ProfileSource {
   std::string name;              ///< e.g. "rank_0_ascend_pt" or "PROF_000001_.../device_0"
   std::filesystem::path folder;  ///< the folder the files were found in
-  std::string producer;          ///< "msprof", "torch_npu" or "file"
+  std::string producer;          ///< "msprof", "torch_npu", "mindspore" or "file"
   std::vector<std::filesystem::path> kernel_files;  ///< op_summary slices in order / kernel_details
   std::optional<std::filesystem::path> op_statistic;
   std::optional<std::filesystem::path> task_time;

@@ -16,6 +16,7 @@
 #include "profile/csv_reader.h"
 #include "profile/db_reader.h"
 #include "profile/trace_reader.h"
+#include "profile/mindspore_reader.h"
 
 namespace npusim::profile {
 
@@ -302,6 +303,8 @@ namespace {
 KernelFileInfo read_kernel_csv(CsvReader& r, const std::function<void(const KernelRow&)>& on_row,
                                const ReadOptions& options) {
   check_delimiter(r);
+  // MindSpore's per-op table holds no times itself: its reader joins the time file beside it.
+  if (is_mindspore_op_table(r.header())) return read_mindspore_table(fs::path(r.file()), on_row);
   const ColumnMap m(r.header(), r.file(), r.header_line());
   const std::string what = "op_summary/kernel_details";
   m.require(Col::kOpName, what);

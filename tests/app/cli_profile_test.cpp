@@ -160,3 +160,25 @@ TEST_CASE("analyze, accuracy and graph from-profile accept a folder holding only
   std::filesystem::remove(out);
   std::filesystem::remove_all(folder);
 }
+
+TEST_CASE("a MindSpore folder is read by analyze, accuracy and graph from-profile",
+          "[cli][mindspore]") {
+  const std::string ms = kData + "/profiles/mindspore_crafted";
+  const auto a = run_cli("analyze '" + ms + "'");
+  INFO(a.err);
+  REQUIRE(a.exit_code == 0);
+  CHECK_THAT(a.out, Catch::Contains("6 compute ops") && Catch::Contains("MindSpore op_info table"));
+  const auto acc = run_cli("accuracy '" + ms + "' --hw auto --json");
+  INFO(acc.err);
+  REQUIRE(acc.exit_code == 0);
+  const auto j = nlohmann::json::parse(acc.out);
+  CHECK(j["chip"] == "ascend910");
+  CHECK(j["overall"]["rows"] == 6);
+  CHECK(j["chip_note"].get<std::string>().find("nominal clock 1000 MHz") != std::string::npos);
+  const auto out = temp_file("ms_graph.toml");
+  const auto g = run_cli("graph from-profile '" + ms + "' -o '" + out.string() + "'");
+  INFO(g.err);
+  CHECK(g.exit_code == 0);
+  CHECK(std::filesystem::exists(out));
+  std::filesystem::remove(out);
+}

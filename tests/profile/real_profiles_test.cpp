@@ -205,8 +205,9 @@ TEST_CASE("every real profile is found and analysed without error", "[real]") {
   if (!shared_present()) return;
   const auto d = discover_profiles(kShared);
   // 11 msinsight folders with a kernel table + 2 neo-pan PROF_ folders + 1 msprof op folder + 4
-  // folders holding only a profiler database (3 torch_npu .db, msinsight's msprof_0.db).
-  CHECK(d.profiles.size() == 18);
+  // folders holding only a profiler database (3 torch_npu .db, msinsight's msprof_0.db) + 10
+  // MindSpore runs (op table beside aicore_intermediate_0_detail.csv).
+  CHECK(d.profiles.size() == 28);
   std::vector<Report> reports;
   for (const auto& p : d.profiles) {
     INFO(p.name);

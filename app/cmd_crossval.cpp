@@ -1,0 +1,205 @@
+// npusim cross-validate: the evaluation protocol of issue #12 on a corpus of runs
+// (model/cross_validation.h): leave-one-run-out, leave-one-workload-out and the shape split.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "app/accuracy_report.h"
+#include "app/common.h"
+#include "app/profile_input.h"
+#include "model/cross_validation.h"
+#include "model/toml_reader.h"
+
+namespace npusim::app {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct CrossValArgs {
+  std::string corpus;
+  std::vector<std::string> only;
+  bool no_lowo = false;
+  int seeds = 4;
+  std::size_t max_keys = 250;
+  bool json = false;
+};
+
+struct RunDef {
+  std::string name, workload, hw;
+  std::vector<std::string> paths;
+};
+
+// The corpus file: `root` (relative to the file) and [[run]] tables with name, workload, hw,
+// paths (relative to root).
+std::vector<RunDef> read_corpus(const std::string& file) {
+  const TomlFile doc = parse_toml_file(file);
+  TableReader top(doc);
+  const std::string root_text = top.string("root");
+  const fs::path root = fs::path(file).parent_path() / root_text;
+  std::vector<RunDef> out;
+  for (TableReader t : top.table_array("run")) {
+    RunDef d;
+    d.name = t.string("name");
+    d.workload = t.string("workload");
+    d.hw = t.optional_string("hw").value_or("auto");
+    for (const auto& p : t.string_array("paths")) {
+      const fs::path full = root / p;
+      if (!fs::exists(full)) {
+        t.fail("paths", fmt::format("run '{}': {} does not exist (root = \"{}\" is {})", d.name,
+                                    full.string(), root_text, root.string()));
+      }
+      d.paths.push_back(full.string());
+    }
+    if (d.paths.empty()) t.fail("paths", fmt::format("run '{}' has no paths", d.name));
+    for (const auto& o : out) {
+      if (o.name == d.name) t.fail("name", fmt::format("run '{}' is listed twice", d.name));
+    }
+    t.finish();
+    out.push_back(std::move(d));
+  }
+  top.finish();
+  if (out.empty()) top.fail_table("no [[run]] tables: nothing to cross-validate");
+  return out;
+}
+
+CvRun load_run(const RunDef& d, std::string& note) {
+  const ProfileSamples ps = load_samples(d.paths);
+  CvRun r;
+  r.name = d.name;
+  r.workload = d.workload;
+  r.spec = hw_for_profiles(d.hw, {}, ps.chip, &note);
+  r.chip = r.spec.chip.name;
+  r.clock_measured = ps.chip.clock_known;
+  r.samples = ps.samples;
+  for (auto& s : r.samples) s.group = d.name;
+  infer_l2_hits(r.samples, r.spec);
+  return r;
+}
+
+std::string pct(double x) { return fmt::format("{:.1f}", 100 * x); }
+
+std::string line_of(const ErrorSummary& e) {
+  return fmt::format("{:>6} {:>6} {:>6} {:>6}", pct(e.mape), pct(e.median_ape), pct(e.p90_ape),
+                     pct(e.step_total_error));
+}
+
+void run_crossval(const CrossValArgs& a) {
+  std::vector<RunDef> defs = read_corpus(a.corpus);
+  if (!a.only.empty()) {
+    std::vector<RunDef> kept;
+    for (auto& d : defs) {
+      if (std::find(a.only.begin(), a.only.end(), d.workload) != a.only.end()) kept.push_back(d);
+    }
+    defs = std::move(kept);
+  }
+  std::vector<CvRun> runs;
+  std::vector<std::string> notes;
+  for (const auto& d : defs) {
+    std::string note;
+    runs.push_back(load_run(d, note));
+    notes.push_back(fmt::format("{}: {} rows; {}", d.name, runs.back().samples.size(), note));
+  }
+  CvOptions opt;
+  opt.leave_one_workload_out = !a.no_lowo;
+  opt.shape_seeds = a.seeds;
+  opt.fit.max_keys_per_run = a.max_keys;
+  const CvReport rep = cross_validate(runs, opt);
+
+  if (a.json) {
+    nlohmann::ordered_json j;
+    j["corpus"] = a.corpus;
+    nlohmann::ordered_json rs = nlohmann::ordered_json::array();
+    for (const auto& r : rep.runs) {
+      nlohmann::ordered_json o;
+      o["name"] = r.name;
+      o["workload"] = r.workload;
+      o["chip"] = r.chip;
+      o["uncalibrated"] = summary_json(r.uncalibrated);
+      o["loro"] = summary_json(r.loro);
+      o["loro_kept_spec"] = r.loro_kept_spec;
+      o["loro_verdict"] = r.loro_verdict;
+      if (opt.leave_one_workload_out) {
+        o["lowo"] = summary_json(r.lowo);
+        o["lowo_kept_spec"] = r.lowo_kept_spec;
+        o["lowo_verdict"] = r.lowo_verdict;
+      }
+      rs.push_back(o);
+    }
+    j["runs"] = rs;
+    auto ov = [](const OverRuns& o) { return nlohmann::ordered_json{{"median", o.median}, {"worst", o.worst}}; };
+    j["over_runs"] = {{"uncalibrated_mape", ov(rep.uncal_mape)},
+                      {"loro_mape", ov(rep.loro_mape)},
+                      {"lowo_mape", ov(rep.lowo_mape)},
+                      {"uncalibrated_step_total", ov(rep.uncal_total)},
+                      {"loro_step_total", ov(rep.loro_total)},
+                      {"lowo_step_total", ov(rep.lowo_total)}};
+    nlohmann::ordered_json sh = nlohmann::ordered_json::array();
+    for (const auto& s : rep.shape) {
+      sh.push_back({{"seed", s.seed},
+                    {"uncalibrated", summary_json(s.uncalibrated)},
+                    {"calibrated", summary_json(s.calibrated)},
+                    {"kept_spec", s.kept_spec}});
+    }
+    j["shape_split"] = {{"seeds", sh},
+                        {"mean_uncalibrated_mape", rep.shape_uncal_mape},
+                        {"mean_calibrated_mape", rep.shape_cal_mape}};
+    j["notes"] = notes;
+    std::cout << j.dump(2) << '\n';
+    return;
+  }
+  for (const auto& n : notes) std::cout << n << '\n';
+  std::cout << "\nper run, % (MAPE, median, P90 of per-row error; total = error of the summed time)\n";
+  std::cout << fmt::format("{:<18} {:<12} {:<12} {:>6} | {:^27} | {:^27} | {:^27}\n", "run",
+                           "workload", "chip", "rows", "uncalibrated", "leave-one-run-out",
+                           "leave-one-workload-out");
+  for (const auto& r : rep.runs) {
+    std::cout << fmt::format("{:<18} {:<12} {:<12} {:>6} | {} | {}{} | {}{}\n", r.name, r.workload,
+                             r.chip, r.uncalibrated.rows, line_of(r.uncalibrated), line_of(r.loro),
+                             r.loro_kept_spec ? "*" : " ",
+                             opt.leave_one_workload_out ? line_of(r.lowo) : std::string(27, '-'),
+                             r.lowo_kept_spec ? "*" : " ");
+  }
+  std::cout << fmt::format("\nover runs (median / worst): MAPE uncalibrated {} / {}, leave-one-run-out "
+                           "{} / {}, leave-one-workload-out {} / {}\n",
+                           pct(rep.uncal_mape.median), pct(rep.uncal_mape.worst),
+                           pct(rep.loro_mape.median), pct(rep.loro_mape.worst),
+                           pct(rep.lowo_mape.median), pct(rep.lowo_mape.worst));
+  std::cout << fmt::format("step total (median / worst): uncalibrated {} / {}, leave-one-run-out {} / "
+                           "{}, leave-one-workload-out {} / {}\n",
+                           pct(rep.uncal_total.median), pct(rep.uncal_total.worst),
+                           pct(rep.loro_total.median), pct(rep.loro_total.worst),
+                           pct(rep.lowo_total.median), pct(rep.lowo_total.worst));
+  if (!rep.shape.empty()) {
+    std::cout << fmt::format("shape split ({} seeds, 30 % of shape keys held out, pooled): MAPE "
+                             "uncalibrated {}, calibrated {} (mean over seeds)\n",
+                             rep.shape.size(), pct(rep.shape_uncal_mape), pct(rep.shape_cal_mape));
+  }
+  std::cout << "* the fit did not beat the spec on its held-out shape keys: spec values used\n";
+}
+
+}  // namespace
+
+void register_crossval(CLI::App& app) {
+  auto a = std::make_shared<CrossValArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "cross-validate",
+      "Leave-one-run-out and leave-one-workload-out error of the model, calibrated and not, on a "
+      "corpus of profiles");
+  sub->add_option("corpus", a->corpus, "corpus TOML: root and [[run]] name, workload, hw, paths")
+      ->required();
+  sub->add_option("--workload", a->only, "only the runs of these workloads");
+  sub->add_flag("--no-lowo", a->no_lowo, "skip leave-one-workload-out");
+  sub->add_option("--seeds", a->seeds, "shape-split seeds averaged (0: no shape split)")
+      ->capture_default_str();
+  sub->add_option("--max-keys", a->max_keys, "shape keys per run a fit uses (sampled)")
+      ->capture_default_str();
+  sub->add_flag("--json", a->json, "per-run figures, over-run median and worst, shape split");
+  sub->callback([a] { run_crossval(*a); });
+}
+
+}  // namespace npusim::app

@@ -1,0 +1,182 @@
+#include "model/cross_validation.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "model/error.h"
+
+namespace npusim {
+
+namespace {
+
+std::vector<std::size_t> all_rows(const CvRun& r) {
+  std::vector<std::size_t> v(r.samples.size());
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+
+FitGroup group_of(const CvRun& r, std::vector<std::size_t> rows) {
+  FitGroup g;
+  g.run = r.name;
+  g.chip = r.chip;
+  g.prior = r.spec;
+  g.clock_measured = r.clock_measured;
+  g.samples = &r.samples;
+  g.rows = std::move(rows);
+  return g;
+}
+
+// Measured and predicted device time of `rows` of a run on `hw`, appended.
+void predict_rows(const CvRun& r, const std::vector<std::size_t>& rows, const HwSpec& hw,
+                  std::vector<double>& measured, std::vector<double>& predicted) {
+  for (const std::size_t i : rows) {
+    measured.push_back(r.samples[i].measured_us);
+    predicted.push_back(predict_sample(r.samples[i], hw).predicted_us);
+  }
+}
+
+ErrorSummary summary_on(const CvRun& r, const HwSpec& hw) {
+  std::vector<double> m, p;
+  predict_rows(r, all_rows(r), hw, m, p);
+  return summarize(m, p);
+}
+
+// Fit on every run for which `train` is true.
+TransferFit fit_on(const std::vector<CvRun>& runs, const std::vector<bool>& train,
+                   const TransferOptions& o) {
+  std::vector<FitGroup> groups;
+  for (std::size_t j = 0; j < runs.size(); ++j) {
+    if (train[j]) groups.push_back(group_of(runs[j], all_rows(runs[j])));
+  }
+  return fit_transfer(groups, o);
+}
+
+double unit_hash(const std::string& s, std::uint64_t seed) {
+  std::uint64_t h = 1469598103934665603ULL ^ (seed * 0x9E3779B97F4A7C15ULL);
+  for (const char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0);
+}
+
+}  // namespace
+
+OverRuns over_runs(std::vector<double> v) {
+  OverRuns o;
+  if (v.empty()) return o;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  o.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  o.worst = v.back();
+  return o;
+}
+
+CvReport cross_validate(const std::vector<CvRun>& runs, const CvOptions& opt) {
+  if (runs.size() < 2) {
+    throw InputError({"<corpus>", 0, 0},
+                     fmt::format("cross-validation needs at least two runs; got {}", runs.size()));
+  }
+  CvReport rep;
+  std::map<std::string, std::vector<std::size_t>> by_workload;
+  for (std::size_t i = 0; i < runs.size(); ++i) by_workload[runs[i].workload].push_back(i);
+
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const CvRun& r = runs[i];
+    CvRunResult res;
+    res.name = r.name;
+    res.workload = r.workload;
+    res.chip = r.chip;
+    res.uncalibrated = summary_on(r, r.spec);
+    std::vector<bool> train(runs.size(), true);
+    train[i] = false;
+    const TransferFit fit = fit_on(runs, train, opt.fit);
+    res.loro = summary_on(r, apply_transfer(r.spec, r.chip, fit));
+    res.loro_verdict = fit.verdict;
+    res.loro_kept_spec = fit.kept_spec;
+    rep.runs.push_back(std::move(res));
+  }
+
+  if (opt.leave_one_workload_out) {
+    for (const auto& [w, members] : by_workload) {
+      std::vector<bool> train(runs.size(), true);
+      for (const std::size_t i : members) train[i] = false;
+      if (members.size() == 1) {
+        // The same training set as the run's leave-one-run-out fold.
+        CvRunResult& res = rep.runs[members.front()];
+        res.lowo = res.loro;
+        res.lowo_verdict = res.loro_verdict;
+        res.lowo_kept_spec = res.loro_kept_spec;
+        continue;
+      }
+      if (std::none_of(train.begin(), train.end(), [](bool b) { return b; })) continue;
+      const TransferFit fit = fit_on(runs, train, opt.fit);
+      for (const std::size_t i : members) {
+        CvRunResult& res = rep.runs[i];
+        res.lowo = summary_on(runs[i], apply_transfer(runs[i].spec, runs[i].chip, fit));
+        res.lowo_verdict = fit.verdict;
+        res.lowo_kept_spec = fit.kept_spec;
+      }
+    }
+  }
+
+  for (int s = 1; s <= opt.shape_seeds; ++s) {
+    const auto seed = static_cast<std::uint64_t>(s);
+    std::vector<FitGroup> groups;
+    std::vector<std::vector<std::size_t>> held(runs.size());
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      std::vector<std::size_t> fit_rows;
+      for (std::size_t k = 0; k < runs[i].samples.size(); ++k) {
+        const bool out = unit_hash(sample_shape_key(runs[i].samples[k]), seed) < opt.shape_holdout;
+        (out ? held[i] : fit_rows).push_back(k);
+      }
+      groups.push_back(group_of(runs[i], std::move(fit_rows)));
+    }
+    TransferOptions o = opt.fit;
+    o.seed = seed;
+    const TransferFit fit = fit_transfer(groups, o);
+    std::vector<double> m, pu, mc, pc;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      predict_rows(runs[i], held[i], runs[i].spec, m, pu);
+      predict_rows(runs[i], held[i], apply_transfer(runs[i].spec, runs[i].chip, fit), mc, pc);
+    }
+    CvShapeSplit sp;
+    sp.seed = seed;
+    sp.uncalibrated = summarize(m, pu);
+    sp.calibrated = summarize(mc, pc);
+    sp.kept_spec = fit.kept_spec;
+    rep.shape.push_back(sp);
+  }
+
+  std::vector<double> um, lm, wm, ut, lt, wt;
+  for (const auto& r : rep.runs) {
+    um.push_back(r.uncalibrated.mape);
+    lm.push_back(r.loro.mape);
+    ut.push_back(r.uncalibrated.step_total_error);
+    lt.push_back(r.loro.step_total_error);
+    if (opt.leave_one_workload_out) {
+      wm.push_back(r.lowo.mape);
+      wt.push_back(r.lowo.step_total_error);
+    }
+  }
+  rep.uncal_mape = over_runs(um);
+  rep.loro_mape = over_runs(lm);
+  rep.lowo_mape = over_runs(wm);
+  rep.uncal_total = over_runs(ut);
+  rep.loro_total = over_runs(lt);
+  rep.lowo_total = over_runs(wt);
+  for (const auto& sp : rep.shape) {
+    rep.shape_uncal_mape += sp.uncalibrated.mape / static_cast<double>(rep.shape.size());
+    rep.shape_cal_mape += sp.calibrated.mape / static_cast<double>(rep.shape.size());
+  }
+  return rep;
+}
+
+}  // namespace npusim

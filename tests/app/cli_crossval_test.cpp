@@ -1,0 +1,122 @@
+// npusim cross-validate from the outside: a crafted corpus of three small runs (two chips), the
+// corpus file's errors, and, when ../shared/profiles is present, the CI guard on the cross-run
+// figures of tests/data/corpus.toml.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/app/cli_runner.h"
+
+using npusim::test::run_cli;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path write_corpus(const std::string& name, const std::string& body) {
+  const fs::path dir = fs::temp_directory_path() / ("npusim_cli_cv_" + name);
+  fs::create_directories(dir);
+  const fs::path f = dir / "corpus.toml";
+  std::ofstream(f) << "root = \"" << NPUSIM_TEST_DATA_DIR << "/profiles\"\n" << body;
+  return f;
+}
+
+const char* kRuns = R"(
+[[run]]
+name = "torch"
+workload = "t"
+hw = "ascend910b3"
+paths = ["torch_cann83/rank_0_ascend_pt", "torch_cann83/rank_1_ascend_pt"]
+
+[[run]]
+name = "msprof"
+workload = "t"
+hw = "ascend910b3"
+paths = ["msprof_crafted"]
+
+[[run]]
+name = "mindspore"
+workload = "m"
+paths = ["mindspore_crafted"]
+)";
+
+}  // namespace
+
+TEST_CASE("cross-validate: per-run figures, over-run median and worst, shape split",
+          "[cli][crossval]") {
+  const fs::path c = write_corpus("ok", kRuns);
+  const auto r = run_cli("cross-validate '" + c.string() + "' --seeds 1 --json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["runs"].size() == 3);
+  CHECK(j["runs"][2]["chip"] == "ascend910");  // --hw auto from AI_CORE-only block dims
+  CHECK(j["runs"][0]["chip"] == "ascend910b3");
+  for (const auto& run : j["runs"]) {
+    for (const char* k : {"uncalibrated", "loro", "lowo"}) {
+      CHECK(run[k]["rows"].get<int>() > 0);
+      CHECK(run[k].contains("step_total_error"));
+    }
+    CHECK(run["uncalibrated"]["rows"] == run["loro"]["rows"]);
+  }
+  CHECK(j["runs"][2]["uncalibrated"]["rows"] == 6);
+  const auto& o = j["over_runs"];
+  CHECK(o["loro_mape"]["worst"].get<double>() >= o["loro_mape"]["median"].get<double>());
+  CHECK(j["shape_split"]["seeds"].size() == 1);
+  // The text form has the same table.
+  const auto t = run_cli("cross-validate '" + c.string() + "' --seeds 0 --no-lowo");
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out.find("leave-one-run-out") != std::string::npos);
+  CHECK(t.out.find("mindspore") != std::string::npos);
+}
+
+TEST_CASE("cross-validate: a bad corpus file is an error at its line", "[cli][crossval][bad]") {
+  auto c = write_corpus("missing", "[[run]]\nname = \"a\"\nworkload = \"w\"\npaths = [\"nope\"]\n");
+  auto r = run_cli("cross-validate '" + c.string() + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("corpus.toml:5:") != std::string::npos);
+  CHECK(r.err.find("run 'a':") != std::string::npos);
+  CHECK(r.err.find("does not exist") != std::string::npos);
+  CHECK(r.out.empty());
+  c = write_corpus("dup", std::string(kRuns) + "\n[[run]]\nname = \"torch\"\nworkload = \"x\"\n"
+                                               "paths = [\"msprof_crafted\"]\n");
+  r = run_cli("cross-validate '" + c.string() + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("run 'torch' is listed twice") != std::string::npos);
+  c = write_corpus("none", "");
+  r = run_cli("cross-validate '" + c.string() + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("no [[run]] tables") != std::string::npos);
+  c = write_corpus("one", "[[run]]\nname = \"a\"\nworkload = \"w\"\npaths = [\"msprof_crafted\"]\n"
+                          "hw = \"ascend910b3\"\n");
+  r = run_cli("cross-validate '" + c.string() + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("needs at least two runs") != std::string::npos);
+}
+
+TEST_CASE("on the shared corpus, the leave-one-run-out figures stay within the recorded baseline",
+          "[cli][crossval][real]") {
+  const fs::path shared = fs::path(NPUSIM_SHARED_PROFILES_DIR);
+  if (!fs::exists(shared / "MANIFEST.tsv")) {
+    WARN("skipped: ../shared/profiles is absent (a fresh clone); nothing to guard");
+    return;
+  }
+  const auto baseline = nlohmann::json::parse(
+      npusim::test::read_all(fs::path(NPUSIM_TEST_DATA_DIR) / "crossval_baseline.json"));
+  const auto r = run_cli("cross-validate '" + std::string(NPUSIM_TEST_DATA_DIR) +
+                         "/corpus.toml' --no-lowo --seeds 0 --json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["runs"].size() >= baseline["runs_min"].get<std::size_t>());
+  const auto& o = j["over_runs"];
+  INFO(o.dump());
+  CHECK(o["loro_mape"]["median"].get<double>() <= baseline["loro_mape_median_max"].get<double>());
+  CHECK(o["loro_mape"]["worst"].get<double>() <= baseline["loro_mape_worst_max"].get<double>());
+  CHECK(o["loro_step_total"]["median"].get<double>() <=
+        baseline["loro_step_total_median_max"].get<double>());
+  CHECK(o["loro_step_total"]["worst"].get<double>() <=
+        baseline["loro_step_total_worst_max"].get<double>());
+}
