@@ -265,8 +265,10 @@ TEST_CASE("a timeline JSON gives its device task count and AI core clock", "[rea
 }
 
 // Found by fuzz/fuzz_profile_json: members of an unexpected type made nlohmann throw its own
-// type_error out of the reader (a crash at the CLI's level, not a diagnostic).
-TEST_CASE("a timeline whose fields have unexpected types is read, those fields ignored",
+// type_error out of the old whole-file reader (a crash at the CLI's level, not a diagnostic).
+// The streaming reader's summary is strict (the whole file or nothing): a mistyped member is an
+// InputError at the event's line, which analyze turns into a note.
+TEST_CASE("a timeline whose fields have unexpected types gives a file:line error, never a raw one",
           "[readers][bad]") {
   npusim::test::TempDir d;
   const auto p = d.write(
@@ -281,11 +283,13 @@ TEST_CASE("a timeline whose fields have unexpected types is read, those fields i
           {"name":"AI Core Freq","ph":"C","args":"1800"},
           {"name":"AI Core Freq","ph":"C","args":{"MHz":"1800"}},
           {"name":"AI Core Freq","ph":"C","args":{"MHz":1000}}, 3, null])");
-  const auto t = read_trace_json(p);
-  CHECK(t.events == 12);
-  CHECK(t.device_tasks == 1);
-  REQUIRE(t.aicore_freq_mhz.has_value());
-  CHECK(*t.aicore_freq_mhz == 1000);
+  try {
+    (void)read_trace_json(p);
+    FAIL("a mistyped member was accepted by the strict summary");
+  } catch (const InputError& e) {
+    CHECK_THAT(e.what(), Catch::Contains(p.string() + ":"));
+    CHECK_THAT(e.what(), Catch::Contains("malformed JSON in this event"));
+  }
 }
 
 TEST_CASE("an absurd duration saturates the end time instead of overflowing", "[readers]") {
