@@ -1,5 +1,7 @@
 #include "profile/readers.h"
 
+#include "profile/json_file.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -541,32 +543,8 @@ std::vector<PcieRow> read_pcie(const fs::path& file) {
   return out;
 }
 
-namespace {
-
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError({file.string(), 0, 0}, "cannot open the file for reading");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-nlohmann::json parse_json(const fs::path& file, const std::string& text) {
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    const std::size_t at = std::min<std::size_t>(e.byte, text.size());
-    const auto line = static_cast<std::uint32_t>(
-        1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
-    throw InputError({file.string(), line, 0}, fmt::format("malformed JSON: {}", e.what()));
-  }
-}
-
-}  // namespace
-
 ProfilerInfo read_profiler_info(const fs::path& file) {
-  const std::string text = read_text(file);
-  const nlohmann::json j = parse_json(file, text);
+  const nlohmann::json j = read_json_file(file);
   ProfilerInfo info;
   if (!j.is_object()) return info;
   if (j.contains("cann_version") && j["cann_version"].is_string()) {
