@@ -9,10 +9,8 @@
 #include <charconv>
 #include <climits>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "profile/columns.h"
 #include "profile/csv_reader.h"
