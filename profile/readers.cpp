@@ -188,6 +188,18 @@ class RowParser {
     }
     return static_cast<std::int64_t>(d);
   }
+  // A block dim: an int in [0, 2^20] (no chip has a million cores; larger is a damaged field,
+  // not a number to narrow silently).
+  [[nodiscard]] int block_dim(Col c) const {
+    const std::int64_t v = integer(c, 0);
+    if (v < 0 || v > (std::int64_t{1} << 20)) {
+      const auto i = m_.index(c);
+      throw InputError(pos(*i), fmt::format("column '{}': expected a block count in [0, 1048576], "
+                                            "got {}",
+                                            m_.header_at(*i), v));
+    }
+    return static_cast<int>(v);
+  }
   [[nodiscard]] std::int64_t time_ns(Col c) const {
     const auto i = m_.index(c);
     if (!i) return 0;
@@ -353,8 +365,8 @@ KernelFileInfo read_kernel_csv(CsvReader& r, const std::function<void(const Kern
                       m.header_name(Col::kDuration), row.duration_us));
     }
     row.wait_us = p.number(Col::kWaitTime);
-    row.block_dim = static_cast<int>(p.integer(Col::kBlockDim, 0));
-    row.mix_block_dim = static_cast<int>(p.integer(Col::kMixBlockDim, 0));
+    row.block_dim = p.block_dim(Col::kBlockDim);
+    row.mix_block_dim = p.block_dim(Col::kMixBlockDim);
     assign(row.input_shapes, p.text_or_empty(Col::kInputShapes));
     assign(row.input_dtypes, p.text_or_empty(Col::kInputDtypes));
     assign(row.input_formats, p.text_or_empty(Col::kInputFormats));
