@@ -94,7 +94,9 @@ std::optional<std::int64_t> parse_time_us_to_ns(std::string_view s) noexcept {
 
 std::int64_t KernelRow::end_ns() const noexcept {
   // Saturate instead of overflowing on an absurd duration (the reader rejects only negatives).
-  const double room = static_cast<double>(std::numeric_limits<std::int64_t>::max() - start_ns);
+  // In doubles: a negative start (a damaged database row) would overflow max - start_ns.
+  const double room = static_cast<double>(std::numeric_limits<std::int64_t>::max()) -
+                      static_cast<double>(start_ns);
   const double d_ns = duration_us * 1000.0;
   if (!(d_ns < room)) return std::numeric_limits<std::int64_t>::max();
   return start_ns + static_cast<std::int64_t>(std::llround(d_ns));

@@ -299,6 +299,11 @@ TEST_CASE("an absurd duration saturates the end time instead of overflowing", "[
   CHECK(r.end_ns() == std::numeric_limits<std::int64_t>::max());
   r.duration_us = 1.5;
   CHECK(r.end_ns() == 1780000000000001500LL);
+  // fuzz_profile_db's finding: a negative start (a damaged database row) overflowed max - start.
+  r.start_ns = -2198264;
+  CHECK(r.end_ns() == -2198264 + 1500);
+  r.duration_us = 1e300;
+  CHECK(r.end_ns() == std::numeric_limits<std::int64_t>::max());
 }
 
 TEST_CASE("invalid UTF-8 in an op name does not break the JSON report", "[readers]") {
