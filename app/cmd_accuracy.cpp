@@ -39,6 +39,28 @@ void run_anchor_comparison(const AccuracyArgs& a, const ProfileSamples& target, 
   infer_l2_hits(t, hw);
   infer_l2_hits(source.samples, hw);
   const AnchorComparison c = compare_anchoring(source.samples, t, hw);
+  if (!a.csv.empty()) {
+    const auto shapes = [](const OpDesc& op) {
+      std::string out;
+      for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+        out += k ? ";" : "";
+        for (std::size_t d = 0; d < op.inputs[k].shape.size(); ++d) {
+          out += fmt::format("{}{}", d ? "," : "", op.inputs[k].shape[d]);
+        }
+      }
+      return out;
+    };
+    std::string csv = "type,target_source,target_shapes,anchor_source,anchor_shapes,measured_us,"
+                      "plain_us,anchored_us,nearest_us,same_structure_us\n";
+    for (const AnchorRow& r : c.rows) {
+      const Sample& ts = t[r.target];
+      const Sample& ss = source.samples[r.source];
+      csv += fmt::format("{},{},\"{}\",{},\"{}\",{},{},{},{},{}\n", ts.op.type, ts.source,
+                         shapes(ts.op), ss.source, shapes(ss.op), r.measured_us, r.plain_us,
+                         r.anchored_us, r.nearest_us, r.structured_us);
+    }
+    write_output_file(a.csv, csv);
+  }
   if (a.json) {
     nlohmann::ordered_json j;
     j["chip"] = hw.chip.name;
@@ -49,6 +71,10 @@ void run_anchor_comparison(const AccuracyArgs& a, const ProfileSamples& target, 
     j["plain"] = summary_json(c.plain);
     j["anchored"] = summary_json(c.anchored);
     j["nearest_unscaled"] = summary_json(c.nearest);
+    j["anchored_same_structure"] = summary_json(c.structured);
+    j["with_same_structure"] = c.with_structure;
+    j["same_structure_rows"] = {{"plain", summary_json(c.structure_rows_plain)},
+                                {"anchored", summary_json(c.structure_rows_anchored)}};
     nlohmann::ordered_json types = nlohmann::ordered_json::object();
     for (const auto& [type, e] : c.by_type) {
       types[type] = {{"plain", summary_json(e.first)}, {"anchored", summary_json(e.second)}};
@@ -63,15 +89,21 @@ void run_anchor_comparison(const AccuracyArgs& a, const ProfileSamples& target, 
   std::cout << fmt::format("{} target rows: {} with a shape the source measured (left out), {} "
                            "of a type the source never ran (left out), {} compared\n",
                            c.target_rows, c.seen, c.no_same_type, c.compared);
-  std::cout << fmt::format("{:<34} {:>6} {:>9} {:>9} {:>9} {:>10}\n", "prediction of unseen shapes",
+  std::cout << fmt::format("{:<38} {:>5} {:>8} {:>8} {:>8} {:>10}\n", "prediction of unseen shapes",
                            "rows", "MAPE", "median", "P90", "step total");
   const auto line = [](const char* what, const ErrorSummary& e) {
-    std::cout << fmt::format("{:<34} {:>6} {:>9} {:>9} {:>9} {:>10}\n", what, e.rows, pct(e.mape),
+    std::cout << fmt::format("{:<38} {:>5} {:>8} {:>8} {:>8} {:>10}\n", what, e.rows, pct(e.mape),
                              pct(e.median_ape), pct(e.p90_ape), pct(e.step_total_error));
   };
   line("plain model", c.plain);
   line("anchored (nearest x model ratio)", c.anchored);
   line("nearest measured, unscaled", c.nearest);
+  line("anchored, same structure else plain", c.structured);
+  std::cout << fmt::format("  ({} of the {} rows had a measured shape of the same structure: "
+                           "inputs of the same ranks, dtypes and broadcast axes; on them:)\n",
+                           c.with_structure, c.compared);
+  line("  plain model", c.structure_rows_plain);
+  line("  anchored on the same structure", c.structure_rows_anchored);
   if (!c.by_type.empty()) {
     std::cout << "\nby op type (>= 3 rows): MAPE plain -> anchored\n";
     for (const auto& [type, e] : c.by_type) {

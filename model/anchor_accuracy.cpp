@@ -39,6 +39,19 @@ double shape_distance(const OpDesc& a, const OpDesc& b) noexcept {
   return d;
 }
 
+bool same_structure(const OpDesc& a, const OpDesc& b) noexcept {
+  if (a.inputs.size() != b.inputs.size()) return false;
+  for (std::size_t j = 0; j < a.inputs.size(); ++j) {
+    const TensorDesc& x = a.inputs[j];
+    const TensorDesc& y = b.inputs[j];
+    if (x.dtype != y.dtype || x.shape.size() != y.shape.size()) return false;
+    for (std::size_t k = 0; k < x.shape.size(); ++k) {
+      if ((x.shape[k] == 1) != (y.shape[k] == 1)) return false;
+    }
+  }
+  return true;
+}
+
 namespace {
 
 double median(std::vector<double> v) {
@@ -84,6 +97,7 @@ AnchorComparison compare_anchoring(const std::vector<Sample>& source,
   std::vector<double> plain;
   std::vector<double> anchored;
   std::vector<double> nearest;
+  std::vector<double> structured;
   struct Bucket {
     std::vector<double> m, p, a;
   };
@@ -95,13 +109,19 @@ AnchorComparison compare_anchoring(const std::vector<Sample>& source,
     }
     const auto it = by_type.find(s.op.type);
     const Measured* best = nullptr;
+    const Measured* best_same = nullptr;
     double best_d = std::numeric_limits<double>::infinity();
+    double best_same_d = best_d;
     if (it != by_type.end()) {
       for (const Measured& m : it->second) {
         const double d = shape_distance(source[m.row].op, s.op);
         if (d < best_d) {
           best_d = d;
           best = &m;
+        }
+        if (d < best_same_d && same_structure(source[m.row].op, s.op)) {
+          best_same_d = d;
+          best_same = &m;
         }
       }
     }
@@ -116,6 +136,14 @@ AnchorComparison compare_anchoring(const std::vector<Sample>& source,
     plain.push_back(p);
     anchored.push_back(a);
     nearest.push_back(best->median_us);
+    const double st =
+        best_same != nullptr
+            ? anchored_us(best_same->median_us, p, best_same->predicted_us).value_or(p)
+            : p;
+    structured.push_back(st);
+    out.with_structure += best_same != nullptr ? 1 : 0;
+    out.rows.push_back({static_cast<std::size_t>(&s - target.data()), best->row, s.measured_us, p,
+                        a, best->median_us, st, best_same != nullptr});
     Bucket& b = types[s.op.type];
     b.m.push_back(s.measured_us);
     b.p.push_back(p);
@@ -125,6 +153,16 @@ AnchorComparison compare_anchoring(const std::vector<Sample>& source,
   out.plain = summarize(measured, plain);
   out.anchored = summarize(measured, anchored);
   out.nearest = summarize(measured, nearest);
+  out.structured = summarize(measured, structured);
+  std::vector<double> sm, sp, sa;
+  for (const AnchorRow& r : out.rows) {
+    if (!r.has_structured) continue;
+    sm.push_back(r.measured_us);
+    sp.push_back(r.plain_us);
+    sa.push_back(r.structured_us);
+  }
+  out.structure_rows_plain = summarize(sm, sp);
+  out.structure_rows_anchored = summarize(sm, sa);
   for (const auto& [type, b] : types) {
     if (b.m.size() >= 3) out.by_type[type] = {summarize(b.m, b.p), summarize(b.m, b.a)};
   }
