@@ -156,8 +156,9 @@ void register_accuracy(CLI::App& app) {
   sub->add_option("--anchor-from", a->anchor_from,
                   "profile(s) whose measurements anchor the prediction of the shapes the given "
                   "profiles ran and these never measured: prints the error of the plain model, "
-                  "of anchoring on the nearest measured shape of the same type, and of that "
-                  "measurement unscaled");
+                  "of anchoring on the nearest measured shape of the same type (or of the same "
+                  "structure), and of that measurement unscaled; --csv then lists the compared "
+                  "rows");
   sub->callback([a] { run_accuracy(*a); });
 }
 
