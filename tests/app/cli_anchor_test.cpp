@@ -81,6 +81,17 @@ batch_size = 1
     CHECK(j["ops"][0]["source"] == "anchored");
     CHECK(j["ops"][0]["mean_us"].get<double>() > 100.5);  // 10 of 20 cube cores: slower
   }
+  SECTION("compare and sweep over chips anchor the other chip too") {
+    const auto c = run_cli("compare '" + (d / "s.toml").string() +
+                           "' --set scenario.hw=ascend910b4 --json");
+    INFO(c.err);
+    REQUIRE(c.exit_code == 0);
+    const auto s = run_cli("sweep '" + (d / "s.toml").string() +
+                           "' --vary scenario.hw=ascend910b3,ascend910b4 --jobs 1");
+    INFO(s.err);
+    CHECK(s.exit_code == 0);
+    CHECK_THAT(s.out, Catch::Contains("ascend910b4"));
+  }
   SECTION("measured on an unknown chip: an error at [graph.measured]") {
     std::string text = npusim::test::read_all(d / "graph.toml");
     text.replace(text.find("hw = \"ascend910b3\""), 18, "hw = \"ascend999\"");
