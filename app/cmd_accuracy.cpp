@@ -11,6 +11,7 @@
 #include "app/accuracy_report.h"
 #include "app/common.h"
 #include "app/profile_input.h"
+#include "model/anchor_accuracy.h"
 #include "model/op_table.h"
 
 namespace npusim::app {
@@ -24,12 +25,102 @@ struct AccuracyArgs {
   bool json = false;
   std::string csv;
   bool strict = false;
+  std::vector<std::string> anchor_from;
 };
+
+std::string pct(double f) { return fmt::format("{:.1f} %", 100 * f); }
+
+// --anchor-from: the target's unseen shapes predicted plainly and anchored on the source's
+// nearest measured shape of the same type (model/anchor_accuracy.h).
+void run_anchor_comparison(const AccuracyArgs& a, const ProfileSamples& target, const HwSpec& hw,
+                           const std::string& note) {
+  ProfileSamples source = load_samples(a.anchor_from, profile::ReadOptions{a.strict});
+  std::vector<Sample> t = target.samples;
+  infer_l2_hits(t, hw);
+  infer_l2_hits(source.samples, hw);
+  const AnchorComparison c = compare_anchoring(source.samples, t, hw);
+  if (!a.csv.empty()) {
+    const auto shapes = [](const OpDesc& op) {
+      std::string out;
+      for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+        out += k ? ";" : "";
+        for (std::size_t d = 0; d < op.inputs[k].shape.size(); ++d) {
+          out += fmt::format("{}{}", d ? "," : "", op.inputs[k].shape[d]);
+        }
+      }
+      return out;
+    };
+    std::string csv = "type,target_source,target_shapes,anchor_source,anchor_shapes,measured_us,"
+                      "plain_us,anchored_us,nearest_us,same_structure_us\n";
+    for (const AnchorRow& r : c.rows) {
+      const Sample& ts = t[r.target];
+      const Sample& ss = source.samples[r.source];
+      csv += fmt::format("{},{},\"{}\",{},\"{}\",{},{},{},{},{}\n", ts.op.type, ts.source,
+                         shapes(ts.op), ss.source, shapes(ss.op), r.measured_us, r.plain_us,
+                         r.anchored_us, r.nearest_us, r.structured_us);
+    }
+    write_output_file(a.csv, csv);
+  }
+  if (a.json) {
+    nlohmann::ordered_json j;
+    j["chip"] = hw.chip.name;
+    j["target_rows"] = c.target_rows;
+    j["seen_shapes"] = c.seen;
+    j["no_same_type"] = c.no_same_type;
+    j["compared"] = c.compared;
+    j["plain"] = summary_json(c.plain);
+    j["anchored"] = summary_json(c.anchored);
+    j["nearest_unscaled"] = summary_json(c.nearest);
+    j["anchored_same_structure"] = summary_json(c.structured);
+    j["with_same_structure"] = c.with_structure;
+    j["same_structure_rows"] = {{"plain", summary_json(c.structure_rows_plain)},
+                                {"anchored", summary_json(c.structure_rows_anchored)}};
+    nlohmann::ordered_json types = nlohmann::ordered_json::object();
+    for (const auto& [type, e] : c.by_type) {
+      types[type] = {{"plain", summary_json(e.first)}, {"anchored", summary_json(e.second)}};
+    }
+    j["by_type"] = std::move(types);
+    std::cout << j.dump(2) << '\n';
+    return;
+  }
+  for (const auto& n : target.notes) std::cout << "target: " << n << '\n';
+  for (const auto& n : source.notes) std::cout << "source: " << n << '\n';
+  std::cout << note << "\n\n";
+  std::cout << fmt::format("{} target rows: {} with a shape the source measured (left out), {} "
+                           "of a type the source never ran (left out), {} compared\n",
+                           c.target_rows, c.seen, c.no_same_type, c.compared);
+  std::cout << fmt::format("{:<38} {:>5} {:>8} {:>8} {:>8} {:>10}\n", "prediction of unseen shapes",
+                           "rows", "MAPE", "median", "P90", "step total");
+  const auto line = [](const char* what, const ErrorSummary& e) {
+    std::cout << fmt::format("{:<38} {:>5} {:>8} {:>8} {:>8} {:>10}\n", what, e.rows, pct(e.mape),
+                             pct(e.median_ape), pct(e.p90_ape), pct(e.step_total_error));
+  };
+  line("plain model", c.plain);
+  line("anchored (nearest x model ratio)", c.anchored);
+  line("nearest measured, unscaled", c.nearest);
+  line("anchored, same structure else plain", c.structured);
+  std::cout << fmt::format("  ({} of the {} rows had a measured shape of the same structure: "
+                           "inputs of the same ranks, dtypes and broadcast axes; on them:)\n",
+                           c.with_structure, c.compared);
+  line("  plain model", c.structure_rows_plain);
+  line("  anchored on the same structure", c.structure_rows_anchored);
+  if (!c.by_type.empty()) {
+    std::cout << "\nby op type (>= 3 rows): MAPE plain -> anchored\n";
+    for (const auto& [type, e] : c.by_type) {
+      std::cout << fmt::format("  {:<28} {:>5} rows  {:>9} -> {:>9}\n", type, e.first.rows,
+                               pct(e.first.mape), pct(e.second.mape));
+    }
+  }
+}
 
 void run_accuracy(const AccuracyArgs& a) {
   const ProfileSamples ps = load_samples(a.profiles, profile::ReadOptions{a.strict});
   std::string note;
   const HwSpec hw = hw_for_profiles(a.hw, a.overlays, ps.chip, &note);
+  if (!a.anchor_from.empty()) {
+    run_anchor_comparison(a, ps, hw, note);
+    return;
+  }
   std::vector<Sample> samples = ps.samples;
   infer_l2_hits(samples, hw);
   const AccuracyReport rep = evaluate_accuracy(samples, hw);
@@ -62,6 +153,12 @@ void register_accuracy(CLI::App& app) {
   sub->add_flag("--json", a->json, "every summary as JSON: overall, by_family, by_type, by_regime");
   sub->add_flag("--strict", a->strict, "fail at the first malformed or truncated row of a profile file instead of skipping and counting it");
   sub->add_option("--csv", a->csv, "write one line per row (measured, predicted, pipes) to FILE");
+  sub->add_option("--anchor-from", a->anchor_from,
+                  "profile(s) whose measurements anchor the prediction of the shapes the given "
+                  "profiles ran and these never measured: prints the error of the plain model, "
+                  "of anchoring on the nearest measured shape of the same type (or of the same "
+                  "structure), and of that measurement unscaled; --csv then lists the compared "
+                  "rows");
   sub->callback([a] { run_accuracy(*a); });
 }
 

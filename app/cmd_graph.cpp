@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "app/common.h"
+#include "app/profile_input.h"
 #include "frontend/import.h"
 #include "model/error.h"
 #include "profile/discover.h"
@@ -23,6 +24,7 @@ struct GraphArgs {
   bool step_given = false;
   std::string output;
   bool strict = false;
+  std::string hw = "auto";
 };
 
 void run_from_profile(const GraphArgs& a) {
@@ -35,8 +37,26 @@ void run_from_profile(const GraphArgs& a) {
                                  found.profiles.size(), names));
   }
   const auto& src = found.profiles.front();
+  // The chip the durations were measured on, recorded so a scenario on another chip (or with a
+  // core limit, or other shapes) anchors them instead of taking them as they are.
+  std::string measured_hw;
+  if (a.hw == "auto") {
+    try {
+      const ProfileSamples ps = load_samples({a.path}, profile::ReadOptions{a.strict});
+      std::string note;
+      measured_hw = hw_for_profiles("auto", {}, ps.chip, &note).chip.name;
+      std::cerr << note << '\n';
+    } catch (const InputError& e) {
+      warn(fmt::format("--hw auto: the chip could not be inferred ({}); the graph records no "
+                       "[graph.measured], so its durations run as they are on any chip; give "
+                       "--hw NAME",
+                       e.detail()));
+    }
+  } else if (a.hw != "none") {
+    measured_hw = load_hw(a.hw).chip.name;
+  }
   const auto g = profile::graph_from_profile(
-      src, a.step_given ? std::optional<std::int64_t>(a.step) : std::nullopt);
+      src, a.step_given ? std::optional<std::int64_t>(a.step) : std::nullopt, measured_hw);
   write_output_file(a.output, g.toml);
   std::cerr << fmt::format("wrote {}: {} ops of step {} from {} (dropped {} communication, {} "
                            "other, {} without type)\n",
@@ -117,6 +137,11 @@ void register_graph(CLI::App& app) {
   cmd->add_option("-o,--output", args->output, "graph TOML to write ('-' for stdout)")
       ->required();
   cmd->add_flag("--strict", args->strict, "fail at the first malformed or truncated row of a profile file instead of skipping and counting it");
+  cmd->add_option("--hw", args->hw,
+                  "chip the profile was taken on, written as [graph.measured] so other "
+                  "conditions anchor the durations: a name, auto (inferred from the rows) or "
+                  "none")
+      ->capture_default_str();
   cmd->callback([args, cmd] {
     GraphArgs a = *args;
     a.step_given = cmd->count("--step") > 0;

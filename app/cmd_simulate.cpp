@@ -63,6 +63,7 @@ void run(const SimulateArgs& a) {
   const sim::Scenario sc = sim::load_scenario(resolve_scenario(a.scenario), a.sets);
   const HwSpec hw = sim::load_scenario_hw(sc, hw_spec_dirs());
   sim::SimOptions opt;
+  opt.measured_hw = sim::load_measured_hw(sc, hw, hw_spec_dirs());
   opt.trace = !a.trace.empty();
   opt.trace_max_spans = a.trace_max_spans;
   // With prediction intervals, the scenario runs twice more at the P10 and at the P90 factors;
@@ -73,6 +74,7 @@ void run(const SimulateArgs& a) {
     sim::SimOptions o = opt;
     if (i > 0) {
       o = sim::SimOptions{};
+      o.measured_hw = opt.measured_hw;
       o.device_time_scale = interval_factors(hw, i == 1 ? IntervalEnd::kP10 : IntervalEnd::kP90);
     }
     runs[i] = sim::simulate(sc, hw, o);

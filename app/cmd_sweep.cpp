@@ -154,12 +154,15 @@ struct Side {
 
 // Simulates one side, or with --find-max-qps searches its capacity and keeps the run there.
 void run_side(Side& s, const HwSpec& hw, const CompareArgs& a) {
+  // A graph measured on another chip than this side's is anchored on that chip.
+  sim::SimOptions opt;
+  opt.measured_hw = sim::load_measured_hw(s.scenario, hw, hw_spec_dirs());
   if (a.find_max_qps) {
-    sim::MaxQps m = sim::find_max_qps(s.scenario, hw, a.max_qps_tolerance);
+    sim::MaxQps m = sim::find_max_qps(s.scenario, hw, a.max_qps_tolerance, opt);
     s.result = std::move(m.result);
     s.max_qps = m.rate_qps;
   } else {
-    s.result = sim::simulate(s.scenario, hw);
+    s.result = sim::simulate(s.scenario, hw, opt);
   }
 }
 

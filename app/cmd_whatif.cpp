@@ -53,6 +53,7 @@ void run_whatif_cmd(const WhatifArgs& a) {
   spec.passes = a.passes;
   spec.options.assume_fits = a.assume_fits;
   spec.max_qps_tolerance = a.max_qps_tolerance;
+  spec.measured_hw = sim::load_measured_hw(sc, hw, hw_spec_dirs());
   const sim::WhatifResult r = sim::run_whatif(sc, hw, spec, a.jobs);
   // Render before writing anything, so a failure leaves no partial output.
   const std::string text = a.json ? sim::whatif_to_json(r) : sim::whatif_to_text(r);

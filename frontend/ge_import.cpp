@@ -5,11 +5,18 @@
 // attributes input_desc_{dtype,shape,layout,origin_dtype,origin_shape,origin_layout}:<i> (and
 // output_desc_*). After the build `shape` is the device layout (NC1HWC0, fractal): the logical
 // shape is `origin_shape`.
+//
+// Tensor edges: a data input "<src>:<k>" of a kernel node becomes the `inputs` entry "<src>:<k>",
+// as the ONNX importer writes them; a Data / Const / Variable source becomes
+// a [[graph.input]] of that name (constant for weights). An edge whose two descriptors disagree
+// (dtype, or element count: not a view) is left out ("", ordering kept in `after`) with the
+// warning ge-edge-mismatch, so a dump whose GE removed a reshape still imports.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -61,7 +68,7 @@ class GeImporter {
     if (ops_.empty()) throw InputError(pos_, "the dump has no kernel nodes (only Data/Const)");
     std::string name = g.name();
     if (name.empty()) name = file_.stem().string();
-    result_.graph = Graph::build(name, std::move(ops_));
+    result_.graph = Graph::build(name, std::move(ops_), std::move(inputs_));
     return std::move(result_);
   }
 
@@ -123,6 +130,87 @@ class GeImporter {
     return {fmt::format("{}", fmt::join(dims, ",")), dtype};
   }
 
+  // desc() that returns nullopt instead of failing (a source node's own descriptor is optional).
+  std::optional<std::pair<std::string, std::string>> try_desc(const onnx::NodeProto& n,
+                                                              const char* side,
+                                                              std::size_t i) const {
+    try {
+      return desc(n, side, i);
+    } catch (const InputError&) {
+      return std::nullopt;
+    }
+  }
+
+  static std::optional<std::int64_t> elements(const std::string& dims) {
+    std::int64_t n = 1;
+    std::size_t at = 0;
+    while (at < dims.size()) {
+      std::size_t end = dims.find(',', at);
+      if (end == std::string::npos) end = dims.size();
+      std::int64_t d = 0;
+      const auto [p, ec] = std::from_chars(dims.data() + at, dims.data() + end, d);
+      if (ec != std::errc() || p != dims.data() + end) return std::nullopt;
+      n *= d;
+      at = end + 1;
+    }
+    return n;
+  }
+
+  // True when the tensor a consumer describes can be the one its producer describes: same
+  // dtype and element count (a reshaped view is fine).
+  static bool same_tensor(const std::pair<std::string, std::string>& a,
+                          const std::pair<std::string, std::string>& b) {
+    return parse_dtype(a.second) == parse_dtype(b.second) && elements(a.first) == elements(b.first);
+  }
+
+  // The `inputs` entry for data input `in` = src:idx of node `n`, described as `mine`; adds the
+  // graph input for a Data / Const source. "" (with a warning) when the descriptors disagree.
+  std::string edge(const onnx::NodeProto& n, const onnx::NodeProto& src, std::int64_t idx,
+                   const std::pair<std::string, std::string>& mine) {
+    const std::string type = cann_type(src);
+    // "<op>:<k>" as the ONNX importer writes; a Data / Const source is a graph input of its
+    // name (with ":<k>" past its first output, which such nodes do not have in practice).
+    const bool source = is_source_or_sink(type);
+    const std::string ref = source && idx == 0 ? src.name()
+                                               : fmt::format("{}:{}", src.name(), idx);
+    const auto theirs = try_desc(src, "output", static_cast<std::size_t>(idx));
+    if (source) {
+      auto it = input_index_.find(ref);
+      if (it == input_index_.end()) {
+        GraphInput gi;
+        gi.name = ref;
+        gi.pos = pos_;
+        const auto& d = theirs ? *theirs : mine;
+        gi.shape = d.first;
+        gi.dtype = d.second;
+        gi.constant = type == "Const" || type == "Constant" || type == "Variable";
+        it = input_index_.emplace(ref, inputs_.size()).first;
+        inputs_.push_back(std::move(gi));
+      }
+      const GraphInput& gi = inputs_[it->second];
+      if (!same_tensor({gi.shape, gi.dtype}, mine)) {
+        mismatch(n, ref, mine, {gi.shape, gi.dtype});
+        return "";
+      }
+      return ref;
+    }
+    if (theirs && !same_tensor(*theirs, mine)) {
+      mismatch(n, ref, mine, *theirs);
+      return "";
+    }
+    return ref;
+  }
+
+  void mismatch(const onnx::NodeProto& n, const std::string& ref,
+                const std::pair<std::string, std::string>& mine,
+                const std::pair<std::string, std::string>& theirs) {
+    result_.warnings.push_back(
+        {"ge-edge-mismatch",
+         fmt::format("node '{}': its input from '{}' is described as [{}] {} but '{}' gives [{}] "
+                     "{}; the input keeps its own descriptor and no edge (ordering kept)",
+                     n.name(), ref, mine.first, mine.second, ref, theirs.first, theirs.second)});
+  }
+
   std::size_t desc_count(const onnx::NodeProto& n, const char* side, std::size_t fallback) const {
     const auto* a = attr(n, fmt::format("{}_desc_nums", side));
     if (a != nullptr && a->type() == onnx::AttributeProto::INT && a->i() >= 0) {
@@ -137,7 +225,7 @@ class GeImporter {
     op.pos = op.after_pos = op.shapes_pos = pos_;
     op.text.name = n.name();
     op.text.type = type;
-    std::vector<std::string> shapes, dtypes, out_shapes, out_dtypes, after;
+    std::vector<std::string> shapes, dtypes, out_shapes, out_dtypes, after, inputs;
     std::size_t data_index = 0;
     for (const auto& in : n.input()) {
       if (in.empty()) {  // an optional input left out keeps its index
@@ -155,13 +243,16 @@ class GeImporter {
       const auto it = by_name.find(src);
       if (it == by_name.end()) fail(n, fmt::format("input '{}' names no node of the dump", in));
       const bool producer_is_op = !is_source_or_sink(cann_type(*it->second));
-      if (producer_is_op && std::find(after.begin(), after.end(), src) == after.end()) {
+      // A subgraph node is not imported (warned about where it is skipped): no edge to it.
+      const bool producer_kept = producer_is_op && it->second->op_type() != "subgraph";
+      if (producer_kept && std::find(after.begin(), after.end(), src) == after.end()) {
         after.push_back(src);
       }
       if (idx < 0) continue;  // control edge: ordering only
-      auto [s, d] = desc(n, "input", data_index++);
-      shapes.push_back(std::move(s));
-      dtypes.push_back(std::move(d));
+      auto d = desc(n, "input", data_index++);
+      inputs.push_back(producer_kept || !producer_is_op ? edge(n, *it->second, idx, d) : "");
+      shapes.push_back(std::move(d.first));
+      dtypes.push_back(std::move(d.second));
     }
     const std::size_t outs = desc_count(n, "output", static_cast<std::size_t>(n.output_size()));
     for (std::size_t i = 0; i < std::max<std::size_t>(outs, 1); ++i) {
@@ -202,12 +293,17 @@ class GeImporter {
       op.stream = std::max<std::int64_t>(0, s->i());
     }
     op.after = std::move(after);
+    op.inputs = std::move(inputs);
+    op.inputs_pos = pos_;
+    op.output_shapes_pos = pos_;
     return op;
   }
 
   std::filesystem::path file_;
   SourcePos pos_;
   std::vector<GraphOp> ops_;
+  std::vector<GraphInput> inputs_;                        // Data / Const sources, by first use
+  std::unordered_map<std::string, std::size_t> input_index_;  // name -> index into inputs_
   ImportResult result_;
 };
 

@@ -620,4 +620,9 @@ OpDesc Graph::instantiate(std::size_t i, std::int64_t batch) const {
   return make_op(t, op.pos);
 }
 
+void Graph::set_measured(std::optional<MeasuredConditions> m) {
+  measured_ = std::move(m);
+  check_measured_ops(*this);
+}
+
 }  // namespace npusim

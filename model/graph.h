@@ -7,6 +7,8 @@
 //
 //   [graph]
 //   name = "rec ranking"
+//   [graph.measured]             # optional: where the ops' duration_us were measured
+//   hw = "ascend910b3"           #   (chip, core budget, batch: model/measured.h)
 //   [[graph.input]]              # a tensor from outside the graph: model input or constant
 //   name = "ids"                 # unique among inputs and ops
 //   shape = "B,4000"             # template in B ("" = a scalar)
@@ -24,7 +26,9 @@
 //   placement = "vector"         # optional: cube | vector | mix | aicpu | host
 //   after = ["prev"]             # optional, pure ordering (see below)
 //   stream = 0                   # optional, informational (kept from a profile)
-//   duration_us = 35.2           # optional: replaces the model's prediction
+//   duration_us = 35.2           # optional: measured time (see model/measured.h)
+//   measured_shapes = "400,50;8,4000;1"  # optional: input shapes it was measured with
+//   measured_output_shapes = "8,4000,50"  # optional: their outputs (types without a shape rule)
 //   attrs = { index_dup_ratio = "0.3" }   # optional, string / number / boolean values
 //
 // A dimension is an integer, `B`, or `B*k` / `k*B` with a positive integer k.
@@ -51,6 +55,7 @@
 #include <vector>
 
 #include "model/error.h"
+#include "model/measured.h"
 #include "model/op_desc.h"
 
 namespace npusim {
@@ -61,7 +66,12 @@ class TableReader;
 /// the file leaves out (possible with `inputs`) are empty here; Graph::resolved() has them.
 struct GraphOp {
   OpText text;                                    ///< shapes are templates in `B`
-  std::optional<double> duration_us;              ///< fixed time replacing the model's prediction
+  std::optional<double> duration_us;              ///< measured time (model/measured.h)
+  /// Input shapes the duration was measured with (concrete), when not the op's own shapes at
+  /// [graph.measured].batch; and their outputs, for a type without a shape rule.
+  std::optional<std::string> measured_shapes;
+  std::optional<std::string> measured_output_shapes;
+  SourcePos measured_shapes_pos;  ///< the `measured_shapes` value (or the op's table)
   std::int64_t stream = 0;                        ///< stream id from a profile; informational
   std::optional<std::vector<std::string>> after;  ///< nullopt: previous op (no `inputs`) or none
   /// Tensor edges, one per input: "op:k", "op", a graph input's name, or "" (no edge).
@@ -175,6 +185,14 @@ class Graph {
   [[nodiscard]] bool batch_dependent(std::size_t i) const { return batch_dependent_.at(i); }
   /// Op `i` as an OpDesc for batch size `batch` (>= 1). Throws InputError at the op's position.
   [[nodiscard]] OpDesc instantiate(std::size_t i, std::int64_t batch) const;
+  /// The conditions the ops' duration_us were measured under ([graph.measured]); nullopt: not
+  /// recorded (a measured duration then replaces the prediction wherever the op runs).
+  [[nodiscard]] const std::optional<MeasuredConditions>& measured() const noexcept {
+    return measured_;
+  }
+  /// Records the measurement conditions (graph readers, passes keeping them). Throws InputError
+  /// at a measured op whose measured shapes make no op (check_measured_ops).
+  void set_measured(std::optional<MeasuredConditions> m);
 
  private:
   void resolve(std::size_t i);
@@ -192,6 +210,7 @@ class Graph {
   GraphDag dag_;
   std::vector<std::size_t> topo_;
   std::vector<bool> batch_dependent_;
+  std::optional<MeasuredConditions> measured_;
 };
 
 /// One dimension of a shape template: k, or k·B when `batch`.

@@ -65,6 +65,16 @@ GraphOp read_op(TableReader& t) {
   op.stream = t.optional_integer("stream", 0, std::numeric_limits<std::int32_t>::max()).value_or(0);
   op.duration_us = t.optional_number("duration_us", 0, std::numeric_limits<double>::infinity(),
                                      /*lo_open=*/false);
+  op.measured_shapes = t.optional_string("measured_shapes");
+  op.measured_shapes_pos = t.has("measured_shapes") ? t.value_pos("measured_shapes") : op.pos;
+  op.measured_output_shapes = t.optional_string("measured_output_shapes");
+  if ((op.measured_shapes || op.measured_output_shapes) && !op.duration_us) {
+    t.fail(op.measured_shapes ? "measured_shapes" : "measured_output_shapes",
+           "says what a measurement ran with, but the op has no duration_us");
+  }
+  if (op.measured_output_shapes && !op.measured_shapes) {
+    t.fail("measured_output_shapes", "needs measured_shapes (the inputs they come from)");
+  }
   if (auto attrs = t.optional_sub_table("attrs")) {
     for (auto&& [k, v] : attrs->table()) {
       const std::string key(k.str());
@@ -140,6 +150,8 @@ Graph read_graph_table(TableReader& graph, const std::filesystem::path& base_dir
     return load_graph_file(p);
   }
   std::string name = graph.optional_string("name").value_or("");
+  std::optional<MeasuredConditions> measured;
+  if (auto m = graph.optional_sub_table("measured")) measured = read_measured_table(*m);
   std::vector<TableReader> input_tables = graph.table_array("input");
   std::vector<TableReader> op_tables = graph.table_array("op");
   (void)graph.optional_string("file");
@@ -150,7 +162,16 @@ Graph read_graph_table(TableReader& graph, const std::filesystem::path& base_dir
   ops.reserve(op_tables.size());
   for (TableReader& t : op_tables) ops.push_back(read_op(t));
   graph.finish();
-  return Graph::build(std::move(name), std::move(ops), std::move(inputs));
+  const bool has_measured_ops = std::any_of(ops.begin(), ops.end(), [](const GraphOp& op) {
+    return op.measured_shapes.has_value();
+  });
+  if (has_measured_ops && !measured) {
+    graph.fail_table("ops give measured_shapes, but there is no [graph.measured] table saying "
+                     "where they were measured");
+  }
+  Graph g = Graph::build(std::move(name), std::move(ops), std::move(inputs));
+  g.set_measured(std::move(measured));
+  return g;
 }
 
 std::string check_graph_file(const std::filesystem::path& file) {
@@ -244,6 +265,7 @@ std::string toml_key(const std::string& k) {
 std::string graph_to_toml(const Graph& graph) {
   std::string out = "[graph]\n";
   out += fmt::format("name = {}\n", toml_string(graph.name()));
+  if (graph.measured()) out += "\n" + measured_to_toml(*graph.measured());
   for (const GraphInput& in : graph.graph_inputs()) {
     out += "\n[[graph.input]]\n";
     out += fmt::format("name = {}\n", toml_string(in.name));
@@ -279,6 +301,10 @@ std::string graph_to_toml(const Graph& graph) {
     }
     if (op.stream != 0) out += fmt::format("stream = {}\n", op.stream);
     if (op.duration_us) out += fmt::format("duration_us = {}\n", *op.duration_us);
+    if (op.measured_shapes) out += fmt::format("measured_shapes = {}\n", toml_string(*op.measured_shapes));
+    if (op.measured_output_shapes) {
+      out += fmt::format("measured_output_shapes = {}\n", toml_string(*op.measured_output_shapes));
+    }
     if (!t.attrs.empty()) {
       std::string list;
       for (const auto& [k, v] : t.attrs) {

@@ -32,7 +32,8 @@ struct Op {
 
 }  // namespace
 
-GraphExport graph_from_profile(const ProfileSource& source, std::optional<std::int64_t> step) {
+GraphExport graph_from_profile(const ProfileSource& source, std::optional<std::int64_t> step,
+                               const std::string& measured_hw) {
   if (source.kernel_files.empty()) {
     throw InputError({source.folder.string(), 0, 0},
                      "no op_summary / kernel_details file: a graph needs the per-op table");
@@ -116,6 +117,13 @@ GraphExport graph_from_profile(const ProfileSource& source, std::optional<std::i
   t += fmt::format("name = {}\n", toml_string(fmt::format(
                                       "from {} step {}", source.name,
                                       chosen >= 0 ? std::to_string(chosen) : std::string("all"))));
+  if (!measured_hw.empty()) {
+    // The conditions of the measurement: the profile ran on the whole chip (no core limit) with
+    // the shapes each op records; a scenario that changes the chip, the core budget or the
+    // shapes anchors the durations (docs/graphs.md).
+    t += "\n[graph.measured]\n";
+    t += fmt::format("hw = {}\n", toml_string(measured_hw));
+  }
 
   std::unordered_map<std::int64_t, const Op*> last_of_stream;
   // Ops already written, ordered by end time, to find a cross-stream predecessor.

@@ -33,10 +33,13 @@ struct GraphExport {
 };
 
 /// Exports step `step` (default: the last step found, the most warmed-up) of the profile's kernel
-/// tables. Throws InputError when the step does not exist (naming the steps found), when --step
+/// tables. A non-empty `measured_hw` (the chip the profile was taken on, an hw_specs name) is
+/// written as `[graph.measured] hw = ...`: the durations then run as measured on that chip and
+/// anchored under other conditions (model/measured.h). Throws InputError when the step does not exist (naming the steps found), when --step
 /// is given for a file without a step column, or when the step holds no compute op with a type.
 [[nodiscard]] GraphExport graph_from_profile(const ProfileSource& source,
-                                             std::optional<std::int64_t> step);
+                                             std::optional<std::int64_t> step,
+                                             const std::string& measured_hw = "");
 
 
 

@@ -11,6 +11,7 @@
 
 #include "model/op_table.h"
 #include "model/predict.h"
+#include "sim/anchoring.h"
 #include "sim/resources.h"
 
 namespace npusim::sim {
@@ -139,7 +140,8 @@ class CardModel final : public EventTarget {
         l2_(sim_, hw.l2_bytes_per_us() / 1e3, this, kL2Done),
         aicpu_(sim_, std::max(1, hw.chip.aicpu_cores), this, kAicpuDone),
         pcie_(sim_, 1, this, kPcieDone),
-        pcie_out_(sim_, 1, this, kPcieOutDone) {
+        pcie_out_(sim_, 1, this, kPcieOutDone),
+        anchoring_(sc.graph, hw, opt.measured_hw, sc.deployment.gears) {
     check_fits();
     if (sc.contention.host && hw.host.cores > 0) {
       host_ = std::make_unique<ServerPool>(sim_, hw.host.cores, this, kHostDone);
@@ -324,6 +326,15 @@ class CardModel final : public EventTarget {
               info.name, bd, pool, pool_kind(info.unit), hw_.chip.name));
         }
         info.fixed_block_dim = static_cast<int>(std::min<double>(bd, pool));
+        // The budget the op runs under, for comparing with the measured conditions.
+        OpBudget budget;
+        budget.uses_cube = info.unit == Unit::kCube || info.unit == Unit::kMix;
+        budget.uses_vector = info.unit == Unit::kVector || info.unit == Unit::kMix;
+        budget.host = info.unit == Unit::kHost;
+        const bool bypass = info.bypass && sc_.contention.core_limit_bypass;
+        budget.cube_cores = bypass ? cube_.total() : cube_.cap();
+        budget.vector_cores = bypass ? vector_.total() : vector_.cap();
+        anchoring_.classify(i, budget, result_.warnings);
       } catch (const InputError& e) {
         if (e.pos().line != 0) throw;
         throw InputError(gop.pos, e.detail());  // attr parse errors carry no position
@@ -345,7 +356,8 @@ class CardModel final : public EventTarget {
     if (it != timings_.end()) return it->second;
     const OpInfo& info = ops_[op];
     Timing t;
-    if (info.fixed_us) {
+    const bool anchored = anchoring_.source(op, gear_idx) == TimeSource::kAnchored;
+    if (info.fixed_us && !anchored) {
       // A measured time is per wave at its block dim; fewer cores run more waves.
       const int grant = info.unit == Unit::kVector ? vector : cube;
       const int bd = info.fixed_block_dim;
@@ -367,14 +379,16 @@ class CardModel final : public EventTarget {
       if (l2 >= 0) ctx.l2_hit_ratio = static_cast<double>(l2) / kL2Buckets;
       const OpCost c = predict(desc(op, gear_idx), hw_, CoreBudget{cube, vector}, ctx);
       const double host_us = c.critical_path.host_us;
-      const double device_us = std::max(0.0, c.duration_us - host_us) * info.device_scale;
-      const double memory_us =
-          std::clamp(c.critical_path.memory_us * info.device_scale, 0.0, device_us);
+      // An anchored op: the model's time here x measured / its time at the measured conditions
+      // (in the same L2 context), every part of it scaled alike.
+      const double scale = anchored ? anchoring_.factor(op, ctx) : info.device_scale;
+      const double device_us = std::max(0.0, c.duration_us - host_us) * scale;
+      const double memory_us = std::clamp(c.critical_path.memory_us * scale, 0.0, device_us);
       const TimeNs memory_ns = us_to_ns(memory_us);
       t.bytes_in = c.bytes_in;
       const double hit = ctx.l2_hit_ratio >= 0 ? ctx.l2_hit_ratio : hw_.memory.l2_hit_ratio_default;
       if (info.unit == Unit::kHost) {
-        t.host_ns = us_to_ns(c.duration_us);
+        t.host_ns = us_to_ns(c.duration_us * (anchored ? scale : 1.0));
       } else {
         t.memory_ns = memory_ns;
         t.compute_ns = us_to_ns(device_us) - memory_ns;
@@ -680,7 +694,7 @@ class CardModel final : public EventTarget {
     const std::size_t op = order_[st.launched];
     span(host_track(s), static_cast<std::uint32_t>(op), st.launch_start_ns,
          sim_.now() - st.launch_start_ns, st.batch);
-    account_op(op, sim_.now() - st.launch_start_ns);
+    account_op(op, batch_gear(st), sim_.now() - st.launch_start_ns);
     ++st.launched;
     ++st.completed;
     if (!maybe_finish_batch(s)) pump_host(s);
@@ -800,7 +814,7 @@ class CardModel final : public EventTarget {
     device_busy_.add(now, -1);
     span(device_track(s), static_cast<std::uint32_t>(op), st.op_start_ns, now - st.op_start_ns,
          st.batch);
-    account_op(op, now - st.op_start_ns);
+    account_op(op, batch_gear(st), now - st.op_start_ns);
     ++st.completed;
     if (ops_[op].dynamic) st.sync_pending = true;
     wake_core_waiters();
@@ -946,10 +960,26 @@ class CardModel final : public EventTarget {
     measuring_ = false;
   }
 
-  void account_op(std::size_t op, TimeNs ns) {
+  [[nodiscard]] std::uint32_t batch_gear(const Stream& st) const {
+    return batches_[static_cast<std::size_t>(st.batch)].gear_idx;
+  }
+
+  void account_op(std::size_t op, std::uint32_t gear_idx, TimeNs ns) {
     if (!measuring_) return;
     op_ns_[op] += ns;
     ++op_count_[op];
+    switch (anchoring_.source(op, gear_idx)) {
+      case TimeSource::kMeasured:
+        ++result_.execution_sources.measured;
+        break;
+      case TimeSource::kAnchored:
+        ++op_anchored_[op];
+        ++result_.execution_sources.anchored;
+        break;
+      case TimeSource::kPredicted:
+        ++result_.execution_sources.predicted;
+        break;
+    }
   }
 
   void span(std::uint32_t track, std::uint32_t name, TimeNs start, TimeNs dur, std::int64_t batch) {
@@ -1025,6 +1055,19 @@ class CardModel final : public EventTarget {
       o.device_us = static_cast<double>(op_ns_[op]) / 1e3;
       o.share = total_ns > 0 ? static_cast<double>(op_ns_[op]) / total_ns : 0;
       o.mean_us = o.executions > 0 ? o.device_us / static_cast<double>(o.executions) : 0;
+      // Measured at every gear it ran at, anchored at any, or never measured (the source does
+      // not depend on the gear for a graph without a measurement).
+      if (!sc_.graph.ops()[op].duration_us) {
+        o.source = "predicted";
+        ++r.op_sources.predicted;
+      } else if (op_anchored_[op] > 0 ||
+                 (op_count_[op] == 0 && anchoring_.source(op, 0) == TimeSource::kAnchored)) {
+        o.source = "anchored";
+        ++r.op_sources.anchored;
+      } else {
+        o.source = "measured";
+        ++r.op_sources.measured;
+      }
       r.ops.push_back(std::move(o));
     }
     r.events = sim_.stats().events_processed;
@@ -1052,6 +1095,7 @@ class CardModel final : public EventTarget {
   ServerPool aicpu_;
   ServerPool pcie_;
   ServerPool pcie_out_;
+  Anchoring anchoring_;  // which ops run measured, anchored or predicted
   std::deque<std::size_t> core_waiters_;
   std::deque<std::int64_t> ready_;
   std::vector<Request> requests_;
@@ -1090,6 +1134,7 @@ class CardModel final : public EventTarget {
   std::int64_t batches_done_ = 0;
   std::vector<TimeNs> op_ns_ = std::vector<TimeNs>(sc_.graph.size(), 0);
   std::vector<std::int64_t> op_count_ = std::vector<std::int64_t>(sc_.graph.size(), 0);
+  std::vector<std::int64_t> op_anchored_ = std::vector<std::int64_t>(sc_.graph.size(), 0);
 
   std::uint32_t pcie_track_ = 0;
   std::uint32_t pcie_out_track_ = 0;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,16 @@ struct SimOptions {
   /// graph gives a measured duration and host-side time are not scaled. `simulate` runs the
   /// scenario again at the P10 and P90 factors of a calibration's prediction intervals.
   std::map<OpFamily, double> device_time_scale;
+  /// The chip named by the graph's [graph.measured].hw, when it is not the scenario's chip:
+  /// anchored ops (model/measured.h) take the model's prediction on it. Required then.
+  std::shared_ptr<const HwSpec> measured_hw;
+};
+
+/// How many of something ran measured, anchored or predicted (model/measured.h).
+struct TimeSourceCounts {
+  std::int64_t measured = 0;
+  std::int64_t anchored = 0;
+  std::int64_t predicted = 0;
 };
 
 /// Latency summary of the measured requests, milliseconds.
@@ -47,6 +58,8 @@ struct OpStats {
   double device_us = 0;  ///< summed device time (start on the device to done, incl. HBM waits)
   double share = 0;      ///< device_us / all ops' device_us
   double mean_us = 0;    ///< device_us / executions
+  /// Where its time came from: "measured", "anchored" (at any gear it ran at) or "predicted".
+  std::string source = "predicted";
 };
 
 /// One span of the timeline.
@@ -100,6 +113,10 @@ struct SimResult {
   std::optional<std::int64_t> cards_needed;  ///< ceil(target.traffic_qps / qps)
   std::optional<bool> p99_met;               ///< latency.p99_ms <= target.p99_ms
   std::vector<OpStats> ops;                  ///< in topological order
+  /// Graph ops by where their time came from (OpStats::source), and their executions in the
+  /// measured window by the same.
+  TimeSourceCounts op_sources;
+  TimeSourceCounts execution_sources;
   std::uint64_t events = 0;                  ///< kernel events processed
   std::vector<std::string> warnings;         ///< what the op model had to guess, once per op
   std::vector<std::string> trace_tracks;

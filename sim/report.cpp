@@ -61,9 +61,16 @@ nlohmann::ordered_json result_json(const SimResult& r) {
                                {"type", o.type},
                                {"executions", o.executions},
                                {"mean_us", r6(o.mean_us)},
-                               {"share", r6(o.share)}});
+                               {"share", r6(o.share)},
+                               {"source", o.source}});
   }
   j["ops"] = std::move(ops);
+  const auto sources = [](const TimeSourceCounts& c) {
+    return ordered_json{
+        {"measured", c.measured}, {"anchored", c.anchored}, {"predicted", c.predicted}};
+  };
+  j["time_sources"] = ordered_json{{"ops", sources(r.op_sources)},
+                                   {"executions", sources(r.execution_sources)}};
   j["events"] = r.events;
   j["warnings"] = r.warnings;
   return j;
@@ -143,6 +150,11 @@ std::string result_to_text(const SimResult& r) {
     if (r.cards_needed) out += fmt::format("  cards needed {}", *r.cards_needed);
     out += "\n";
   }
+  out += fmt::format("  op times: {} measured, {} anchored, {} predicted (graph ops; executions "
+                     "{} / {} / {})\n",
+                     r.op_sources.measured, r.op_sources.anchored, r.op_sources.predicted,
+                     r.execution_sources.measured, r.execution_sources.anchored,
+                     r.execution_sources.predicted);
   std::vector<const OpStats*> top;
   for (const OpStats& o : r.ops) top.push_back(&o);
   std::stable_sort(top.begin(), top.end(),

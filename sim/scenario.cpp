@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "model/toml_reader.h"
+#include "sim/anchoring.h"
 
 namespace npusim::sim {
 
@@ -504,6 +505,17 @@ HwSpec load_scenario_hw(const Scenario& sc, const std::vector<fs::path>& hw_dirs
     }
   }
   return load_hw_spec(chip, overlays);
+}
+
+std::shared_ptr<const HwSpec> load_measured_hw(const Scenario& sc, const HwSpec& hw,
+                                               const std::vector<fs::path>& hw_dirs) {
+  const auto& m = sc.graph.measured();
+  if (!m || Anchoring::same_chip(m->hw, hw)) return nullptr;
+  try {
+    return std::make_shared<const HwSpec>(load_hw_spec(resolve_hw_spec(m->hw, hw_dirs)));
+  } catch (const InputError& e) {
+    throw InputError(m->pos, "[graph.measured].hw: " + e.detail());
+  }
 }
 
 Scenario load_scenario(const fs::path& file, const std::vector<std::string>& sets) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -133,6 +134,12 @@ struct Scenario {
 /// InputError at the scenario's `hw` line.
 [[nodiscard]] HwSpec load_scenario_hw(const Scenario& scenario,
                                       const std::vector<std::filesystem::path>& hw_dirs);
+
+/// The chip the scenario graph's durations were measured on ([graph.measured].hw, a name
+/// searched in `hw_dirs`, without overlays), when it is not `hw`; null otherwise (no measurement
+/// conditions, or the same chip). An unknown chip is an InputError at the table.
+[[nodiscard]] std::shared_ptr<const HwSpec> load_measured_hw(
+    const Scenario& scenario, const HwSpec& hw, const std::vector<std::filesystem::path>& hw_dirs);
 
 /// Every key a scenario accepts, as "section.key" (for --set, documentation and tests).
 [[nodiscard]] const std::vector<std::string>& scenario_keys();

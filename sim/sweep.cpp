@@ -143,6 +143,7 @@ struct Plan {
   std::vector<std::int64_t> base_gears;
   bool reload_hw = false;            // an axis changes the chip or its overlays
   std::shared_ptr<const HwSpec> hw;  // the baseline's chip, shared read-only by all points
+  std::shared_ptr<const HwSpec> measured_hw;  // the graph's measured chip when not `hw`
 };
 
 std::vector<std::string> point_sets(const Plan& plan, const std::vector<std::string>& values) {
@@ -209,20 +210,26 @@ SweepPoint run_point(const Plan& plan, std::size_t index, const std::vector<std:
   const SweepSpec& spec = *plan.spec;
   const Scenario sc = load_scenario(spec.scenario_file, point_sets(plan, values));
   std::shared_ptr<const HwSpec> hw = plan.hw;
-  if (plan.reload_hw) hw = std::make_shared<const HwSpec>(load_scenario_hw(sc, spec.hw_dirs));
+  SimOptions opt;
+  opt.measured_hw = plan.measured_hw;
+  if (plan.reload_hw) {
+    hw = std::make_shared<const HwSpec>(load_scenario_hw(sc, spec.hw_dirs));
+    // Another chip than the measurement's anchors the graph's measured durations on it.
+    opt.measured_hw = load_measured_hw(sc, *hw, spec.hw_dirs);
+  }
   if (auto why = check ? infeasible(sc, *hw) : std::nullopt) {
     p.feasible = false;
     p.skip_reason = *why;
     return p;
   }
   if (spec.find_max_qps) {
-    MaxQps m = find_max_qps(sc, *hw, spec.max_qps_tolerance);
+    MaxQps m = find_max_qps(sc, *hw, spec.max_qps_tolerance, opt);
     fill_metrics(p, m.result);
     p.max_qps = m.rate_qps;
     p.simulations = m.simulations;
   } else {
     p.simulations = 1;
-    fill_metrics(p, simulate(sc, *hw));
+    fill_metrics(p, simulate(sc, *hw, opt));
   }
   return p;
 }
@@ -233,6 +240,7 @@ Plan make_plan(const SweepSpec& spec) {
   // Errors in the scenario itself surface here, before any thread starts.
   const Scenario base = load_scenario(spec.scenario_file, spec.sets);
   plan.hw = std::make_shared<const HwSpec>(load_scenario_hw(base, spec.hw_dirs));
+  plan.measured_hw = load_measured_hw(base, *plan.hw, spec.hw_dirs);
   plan.base_gears = base.deployment.gears;
   // load_scenario has parsed the file already, so this parse cannot fail on syntax.
   const toml::table file = toml::parse_file(spec.scenario_file.string());
@@ -470,7 +478,7 @@ SweepShard parse_sweep_shard(const std::string& text) {
   return s;
 }
 
-MaxQps find_max_qps(Scenario sc, const HwSpec& hw, double tolerance) {
+MaxQps find_max_qps(Scenario sc, const HwSpec& hw, double tolerance, const SimOptions& options) {
   if (sc.workload.arrival != ArrivalKind::kPoisson) {
     throw InputError(kCmd,
                      "--find-max-qps searches the Poisson rate: the scenario's "
@@ -489,7 +497,7 @@ MaxQps find_max_qps(Scenario sc, const HwSpec& hw, double tolerance) {
   const auto run_at = [&](double rate) {
     sc.workload.rate_qps = rate;
     ++m.simulations;
-    return simulate(sc, hw);
+    return simulate(sc, hw, options);
   };
   double lo = 0;
   double hi = start;

@@ -105,8 +105,9 @@ struct MaxQps {
 /// Searches the highest Poisson rate whose P99 meets the scenario's target.p99_ms: from
 /// workload.rate_qps, doubles while the target is met, then bisects until the bracket is within
 /// `tolerance` (relative, in (0, 1)) of the rate. Throws InputError for a scenario that is not
-/// Poisson or has no P99 target.
-[[nodiscard]] MaxQps find_max_qps(Scenario scenario, const HwSpec& hw, double tolerance);
+/// Poisson or has no P99 target. `options` are passed to every run (e.g. the measured chip).
+[[nodiscard]] MaxQps find_max_qps(Scenario scenario, const HwSpec& hw, double tolerance,
+                                  const SimOptions& options = {});
 
 /// Progress: called after each finished point with (points done, points of this run), from the
 /// worker threads but never concurrently.

@@ -197,10 +197,12 @@ WhatifResult run_whatif(const Scenario& scenario, const HwSpec& hw, const Whatif
   std::vector<MaxQps> capacity(rows.size());
   run_parallel(rows.size() * per, jobs, [&](std::size_t t) {
     const std::size_t v = t / per;
+    SimOptions opt;
+    opt.measured_hw = spec.measured_hw;
     if (t % per == 0) {
-      at_load[v] = simulate(variants[v], hw);
+      at_load[v] = simulate(variants[v], hw, opt);
     } else {
-      capacity[v] = find_max_qps(variants[v], hw, spec.max_qps_tolerance);
+      capacity[v] = find_max_qps(variants[v], hw, spec.max_qps_tolerance, opt);
     }
   });
   for (std::size_t v = 0; v < rows.size(); ++v) {

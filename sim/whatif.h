@@ -5,6 +5,7 @@
 // what they buy. docs/whatif.md describes the output and its JSON schema.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,9 @@ struct WhatifSpec {
   std::vector<std::string> passes;  ///< pass names; empty = every pass
   PassOptions options;              ///< --assume-fits ...
   double max_qps_tolerance = 0.02;  ///< as for find_max_qps()
+  /// The graph's measured chip when it is not the scenario's (load_measured_hw): measured ops
+  /// are anchored on it (SimOptions::measured_hw).
+  std::shared_ptr<const HwSpec> measured_hw;
 };
 
 /// One variant of the graph and what it does.

@@ -1,5 +1,8 @@
-// fuse_masked_gather: an AI CPU Where / Select that masks indices, feeding a Gather whose rows are
-// then multiplied by a row mask, becomes one Gather that yields zero rows for negative indices.
+// fuse_masked_gather: a Where / Select / SelectV2 that masks indices, feeding a Gather whose rows
+// are then multiplied by a row mask, becomes one Gather that yields zero rows for negative
+// indices. The select runs on the AI CPU in a graph written for it (the seed's default scenario)
+// and on the AI Core as SelectV2 in one imported from ONNX, where ATC maps Where to SelectV2:
+// either way the select, the mask and its Mul are kernels that one Gather makes unnecessary.
 #include <fmt/format.h>
 
 #include "model/passes/pass_util.h"
@@ -12,7 +15,8 @@ PassResult run_fuse_masked_gather(const Graph& g, const PassOptions& /*options*/
   for (std::size_t wi = 0; wi < g.size(); ++wi) {
     const OpText& wt = g.resolved(wi);
     if (w.removed(wi) || !type_in(wt.type, {"Where", "Select", "SelectV2"})) continue;
-    if (placement_of(g, wi) != Placement::kAicpu || g.input_count(wi) != 3) continue;
+    if (g.input_count(wi) != 3) continue;  // select(condition, indices, fill)
+    const bool aicpu = placement_of(g, wi) == Placement::kAicpu;
     if (!g.outputs_known(wi) || shapes_of(wt.output_shapes).size() != 1) continue;
     // select(condition, indices, fill): the Gather reads its result as indices.
     for (const TensorUse& gu : g.uses(wi)) {
@@ -72,9 +76,14 @@ PassResult run_fuse_masked_gather(const Graph& g, const PassOptions& /*options*/
           {"fuse_masked_gather", names,
            fmt::format("{} '{}' yields zero rows for negative indices; removed {}", gt.type, gname,
                        join(gone, ", ")),
-           "the AI CPU Where costs a dispatch and a device -> host -> device shape round trip; a "
-           "Gather that zeroes the rows of negative indices needs neither the Where nor the mask "
-           "Mul"});
+           aicpu ? "the AI CPU Where costs a dispatch and a device -> host -> device shape round "
+                   "trip; a Gather that zeroes the rows of negative indices needs neither the "
+                   "Where nor the mask Mul"
+                 : fmt::format("the {} on the AI Core, the mask and its Mul are kernels of their "
+                               "own, each a launch and a pass over the indices or the gathered "
+                               "rows; a Gather that zeroes the rows of negative indices needs "
+                               "none of them",
+                               wt.type)});
       break;
     }
   }

@@ -305,6 +305,19 @@ void Work::insert(std::size_t before, GraphOp op) {
 }
 
 Graph Work::build() {
+  if (g_.measured()) {
+    // Every measured op keeps the shapes it was measured with, written out: a pass may reshape
+    // it or what feeds it, and the simulator then anchors it (model/measured.h) instead of
+    // taking the new shapes as the measured ones.
+    for (std::size_t i = 0; i < ops_.size(); ++i) {
+      GraphOp& op = ops_[i];
+      const GraphOp& was = g_.ops()[i];
+      if (!op.duration_us || op.measured_shapes) continue;
+      op.measured_shapes = measured_input_shapes(g_, i);
+      op.measured_output_shapes = measured_output_shapes(g_, i);
+      op.measured_shapes_pos = was.pos;
+    }
+  }
   std::vector<GraphOp> out;
   for (std::size_t i = 0; i <= ops_.size(); ++i) {
     for (auto& [at, op] : pending_) {
@@ -312,7 +325,9 @@ Graph Work::build() {
     }
     if (i < ops_.size() && !removed_[i]) out.push_back(std::move(ops_[i]));
   }
-  return Graph::build(g_.name(), std::move(out), g_.graph_inputs());
+  Graph g = Graph::build(g_.name(), std::move(out), g_.graph_inputs());
+  g.set_measured(g_.measured());
+  return g;
 }
 
 GraphOp derived_op(const GraphOp& from, std::string name, std::string type,

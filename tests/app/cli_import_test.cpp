@@ -115,4 +115,7 @@ TEST_CASE("the seed's what-if passes apply to the recommendation model as export
   CHECK(r.out.find("drop_redundant_tile") != std::string::npos);
   CHECK(r.out.find("'w_tile'") != std::string::npos);
   CHECK(r.out.find("fold_bmm_batch") != std::string::npos);
+  // The SelectV2 ATC makes of the Where, its mask and the mask Mul fold into the Gather.
+  CHECK(r.out.find("fuse_masked_gather") != std::string::npos);
+  CHECK(r.out.find("'seq_clean'") != std::string::npos);
 }

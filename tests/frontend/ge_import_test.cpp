@@ -39,7 +39,8 @@ std::string desc(const std::string& side, int i, std::initializer_list<int> logi
 
 // x [16,64] -> TransData (ND -> FRACTAL_NZ) -> MatMulV2 with a Const weight [64,32] -> Cast to
 // fp32 (with a control edge from the TransData) -> NetOutput.
-std::string dump(bool drop_weight_desc) {
+// With `cast_mismatch`, the Cast describes its input as [16,16] (not the MatMul's [16,32]).
+std::string dump(bool drop_weight_desc, bool cast_mismatch = false) {
   std::string s = "ir_version: 6\nproducer_name: \"GE\"\ngraph {\n name: \"ge_default_1\"\n";
   s += "node { name: \"x\" op_type: \"ge:Data\"\n" + desc("output", 0, {16, 64}, {16, 64}, "ND") +
        "}\n";
@@ -57,8 +58,11 @@ std::string dump(bool drop_weight_desc) {
        int_attr("transpose_x2", 0) + int_attr("input_desc_nums", 3) +
        int_attr("output_desc_nums", 1) + "}\n";
   s += "node { name: \"cast\" op_type: \"ge:Cast\" input: \"mm:0\" input: \"trans_x:-1\"\n" +
-       desc("input", 0, {16, 32}, {16, 32}, "ND") +
-       desc("output", 0, {16, 32}, {16, 32}, "ND", "DT_FLOAT") + int_attr("dst_type", 0) + "}\n";
+       (cast_mismatch ? desc("input", 0, {16, 16}, {16, 16}, "ND") +
+                            desc("output", 0, {16, 16}, {16, 16}, "ND", "DT_FLOAT")
+                      : desc("input", 0, {16, 32}, {16, 32}, "ND") +
+                            desc("output", 0, {16, 32}, {16, 32}, "ND", "DT_FLOAT")) +
+       int_attr("dst_type", 0) + "}\n";
   s += "node { name: \"out\" op_type: \"ge:NetOutput\" input: \"cast:0\"\n" +
        desc("input", 0, {16, 32}, {16, 32}, "ND", "DT_FLOAT") + "}\n";
   return s + "}\n";
@@ -90,6 +94,49 @@ TEST_CASE("a GE dump imports with logical shapes, data and control edges", "[fro
   bool has_transpose_attr = false;
   for (const auto& [k, v] : mm.text.attrs) has_transpose_attr |= k == "transpose_x1" && v == "0";
   CHECK(has_transpose_attr);
+}
+
+TEST_CASE("a GE dump's data inputs become tensor edges; Data and Const become graph inputs",
+          "[frontend][ge][edges]") {
+  const TempFile f("ge_onnx_00000004_graph_1_Build.pbtxt", dump(false));
+  const auto r = import_ge_dump(f.path());
+  const auto& g = r.graph;
+  CHECK(r.warnings.empty());
+  CHECK(*op_named(g, "trans_x").inputs == std::vector<std::string>{"x"});
+  // The optional bias left out ("") has no entry, as it has no shape; the control edge none.
+  CHECK(*op_named(g, "mm").inputs == std::vector<std::string>{"trans_x:0", "w"});
+  CHECK(*op_named(g, "cast").inputs == std::vector<std::string>{"mm:0"});
+  REQUIRE(g.graph_inputs().size() == 2);
+  CHECK(g.graph_inputs()[0].name == "x");
+  CHECK(g.graph_inputs()[0].shape == "16,64");
+  CHECK_FALSE(g.graph_inputs()[0].constant);
+  CHECK(g.graph_inputs()[1].name == "w");
+  CHECK(g.graph_inputs()[1].shape == "64,32");  // origin_shape, not the fractal one
+  CHECK(g.graph_inputs()[1].constant);
+  const std::size_t mm = *g.find("mm");
+  CHECK(g.producer(mm, 0) == g.find("trans_x"));
+  CHECK(g.source(mm, 1).kind == npusim::TensorSource::Kind::kGraphInput);
+  CHECK(g.uses(*g.find("mm")).size() == 1);
+  // The graph writes and reads back with its edges.
+  const npusim::Graph again = npusim::load_graph_file(
+      TempFile("ge_edges.toml", npusim::graph_to_toml(g)).path());
+  CHECK(*op_named(again, "mm").inputs == std::vector<std::string>{"trans_x:0", "w"});
+}
+
+TEST_CASE("a GE edge whose two descriptors disagree is left out with a named warning",
+          "[frontend][ge][edges]") {
+  const TempFile f("ge_onnx_00000005_graph_1_Build.pbtxt", dump(false, true));
+  const auto r = import_ge_dump(f.path());
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0].code == "ge-edge-mismatch");
+  CHECK_THAT(r.warnings[0].message,
+             Catch::Contains("node 'cast'") && Catch::Contains("'mm:0'") &&
+                 Catch::Contains("[16,16]") && Catch::Contains("[16,32]"));
+  const auto& g = r.graph;
+  CHECK(*op_named(g, "cast").inputs == std::vector<std::string>{""});
+  // Still ordered after the MatMul.
+  CHECK(g.predecessors(*g.find("cast")) ==
+        std::vector<std::size_t>{*g.find("trans_x"), *g.find("mm")});
 }
 
 TEST_CASE("a GE dump with a missing descriptor is an error naming the node and descriptor",
