@@ -2,7 +2,7 @@
 // Capacity under a latency target: the highest Poisson rate whose P99 meets target.p99_ms.
 // The answer is a bracket [rate_qps, fail_qps] of full simulations, rate_qps meeting the target
 // and fail_qps missing it, fail_qps - rate_qps <= tolerance x fail_qps (the same definition as the
-// plain bisection's). The search (find_max_qps) gets there at the cost of about two full runs:
+// plain bisection's). The search (find_max_qps) gets there for a few full runs' worth of events:
 //   1. two short closed-loop probes (one client: the latency floor and service variability; many
 //      clients: the throughput ceiling) feed a queueing approximation (sim/queueing_approx.h)
 //      whose capacity is the first rate tried;
