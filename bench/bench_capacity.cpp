@@ -44,7 +44,8 @@ void BM_Capacity(benchmark::State& state) {
                    : sim::find_max_qps(p.sc, p.hw, 0.02);
     benchmark::DoNotOptimize(m.rate_qps);
   }
-  state.counters["max_qps"] = m.rate_qps;
+  state.counters["max_qps"] = benchmark::Counter(m.rate_qps, benchmark::Counter::kDefaults,
+                                                 benchmark::Counter::kIs1000);
   state.counters["sims"] = static_cast<double>(m.simulations);
   state.counters["events/plain"] = static_cast<double>(m.events) / plain;
   state.counters["events/at-capacity"] =
