@@ -12,6 +12,7 @@
 #include "model/op_table.h"
 #include "model/predict.h"
 #include "sim/anchoring.h"
+#include "sim/p99_watch.h"
 #include "sim/resources.h"
 
 namespace npusim::sim {
@@ -121,9 +122,7 @@ std::uint64_t timing_key(std::size_t op, std::uint32_t gear_idx, int cube, int v
 
 double nearest_rank(const std::vector<TimeNs>& sorted, double p) {
   if (sorted.empty()) return 0;
-  auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(sorted.size())));
-  rank = std::clamp<std::size_t>(rank, 1, sorted.size());
-  return static_cast<double>(sorted[rank - 1]);
+  return static_cast<double>(sorted[sim::nearest_rank(sorted.size(), p) - 1]);
 }
 
 class CardModel final : public EventTarget {
@@ -172,13 +171,61 @@ class CardModel final : public EventTarget {
   }
 
   SimResult run() {
+    begin();
+    sim_.run();
+    return end();
+  }
+
+  // ---- stepwise runs (SimRun) ----------------------------------------------------------------
+
+  void begin() {
     requests_.reserve(static_cast<std::size_t>(total_requests_));
     members_.reserve(static_cast<std::size_t>(total_requests_));
     latencies_.reserve(static_cast<std::size_t>(sc_.workload.requests));
     start_arrivals();
-    sim_.run();
-    NPUSIM_CHECK(completed_ == total_requests_);
+  }
+  // Watches the P99 verdict; with `stop` the run pauses for good once it is settled over.
+  void watch_p99(bool stop) {
+    if (!sc_.target.p99_ms) return;
+    watch_.emplace(sc_.workload.requests, *sc_.target.p99_ms);
+    stop_when_over_ = stop;
+  }
+  // Runs until `measured` measured requests completed (a pause, resumed by the next call), the
+  // verdict is settled over (when watched with stop), or the run is over.
+  void advance(std::int64_t measured) {
+    if (measured < 0) stop_when_over_ = false;  // to the end, whatever the verdict
+    if (measured >= 0 && measured_done() >= measured) return;
+    pause_after_ = measured;
+    if (!ended() && !stopped_over()) sim_.run();
+  }
+  [[nodiscard]] bool ended() const { return sim_.pending_events() == 0; }
+  [[nodiscard]] bool stopped_over() const {
+    return stop_when_over_ && watch_ && watch_->settled_over();
+  }
+  [[nodiscard]] const std::optional<P99Watch>& watch() const { return watch_; }
+  [[nodiscard]] std::uint64_t events() const { return sim_.stats().events_processed; }
+  // The nearest-rank P99 of the measured requests resolved so far: the completed ones and those
+  // in flight and already over the target (at their age so far).
+  [[nodiscard]] double p99_so_far_ms() const {
+    std::vector<TimeNs> v(latencies_);
+    if (watch_) watch_->append_over_in_flight(sim_.now(), v);
+    if (v.empty()) return 0;
+    const auto at = v.begin() + static_cast<std::ptrdiff_t>(sim::nearest_rank(v.size(), 0.99) - 1);
+    std::nth_element(v.begin(), at, v.end());
+    return static_cast<double>(*at) / 1e6;
+  }
+  [[nodiscard]] std::int64_t measured_done() const {
+    return static_cast<std::int64_t>(latencies_.size());
+  }
+  // The result: of the whole run once it ended, else of what ran (stopped_early).
+  SimResult end() {
+    if (ended()) {
+      NPUSIM_CHECK(completed_ == total_requests_);
+    } else {
+      result_.stopped_early = true;
+    }
     finish();
+    if (result_.stopped_early && stopped_over()) result_.p99_met = false;
     return std::move(result_);
   }
 
@@ -480,6 +527,11 @@ class CardModel final : public EventTarget {
     }
     requests_.push_back(r);
     if (id == w.warmup_requests) start_measuring();
+    if (watch_ && id >= w.warmup_requests) {
+      watch_->arrived(sim_.now());
+      watch_->age(sim_.now());
+      if (stopped_over()) sim_.stop();
+    }
     in_system_.add(sim_.now(), 1);
 
     // The next arrival of an open workload.
@@ -902,11 +954,19 @@ class CardModel final : public EventTarget {
     if (static_cast<std::int64_t>(id) >= sc_.workload.warmup_requests) {
       latencies_.push_back(now - r.arrival_ns);
       service_sum_ns_ += static_cast<double>(r.service_ns);
+      service_sq_sum_ns2_ += static_cast<double>(r.service_ns) * static_cast<double>(r.service_ns);
       service_min_ns_ = std::min(service_min_ns_, r.service_ns);
       service_max_ns_ = std::max(service_max_ns_, r.service_ns);
       measured_samples_ += r.samples;
       if (r.samples > sc_.deployment.gears.back()) ++split_;
       if (static_cast<std::int64_t>(latencies_.size()) == sc_.workload.requests) snapshot();
+      if (watch_) {
+        watch_->completed(static_cast<std::int64_t>(id) - sc_.workload.warmup_requests,
+                          latencies_.back());
+        watch_->age(now);
+        if (stopped_over()) sim_.stop();
+      }
+      if (static_cast<std::int64_t>(latencies_.size()) == pause_after_) sim_.stop();
     }
     // Closed loop: the client whose request completed sends its next one now (no think time).
     if (sc_.workload.arrival == ArrivalKind::kClosed && arrivals_scheduled_ < total_requests_) {
@@ -1039,6 +1099,9 @@ class CardModel final : public EventTarget {
     r.latency.max_ms = latencies_.empty() ? 0 : static_cast<double>(latencies_.back()) / 1e6;
     r.queue_ms_mean = queue_sum / n / 1e6;
     r.service_ms_mean = service_sum_ns_ / n / 1e6;
+    r.service_ms_sd =
+        std::sqrt(std::max(0.0, service_sq_sum_ns2_ / n - (service_sum_ns_ / n) * (service_sum_ns_ / n))) /
+        1e6;
     r.service_ms_min = latencies_.empty() ? 0 : static_cast<double>(service_min_ns_) / 1e6;
     r.service_ms_max = static_cast<double>(service_max_ns_) / 1e6;
     if (sc_.target.traffic_qps && r.qps > 0) {
@@ -1078,6 +1141,9 @@ class CardModel final : public EventTarget {
   const Scenario& sc_;
   const HwSpec& hw_;
   SimOptions opt_;
+  std::optional<P99Watch> watch_;  // SimRun: the early P99 verdict
+  bool stop_when_over_ = false;
+  std::int64_t pause_after_ = -1;  // SimRun: pause once this many measured requests completed
   Simulator sim_;
   std::vector<OpInfo> ops_;
   std::vector<std::size_t> order_;
@@ -1123,6 +1189,7 @@ class CardModel final : public EventTarget {
   double hbm_bytes_at_start_ = 0;
   std::vector<TimeNs> latencies_;
   double service_sum_ns_ = 0;
+  double service_sq_sum_ns2_ = 0;
   TimeNs service_min_ns_ = kTimeNever;
   TimeNs service_max_ns_ = 0;
   std::int64_t measured_samples_ = 0;
@@ -1167,5 +1234,56 @@ SimResult simulate(const Scenario& scenario, const HwSpec& hw, const SimOptions&
   auto model = std::make_unique<CardModel>(scenario, hw, options);
   return model->run();
 }
+
+struct SimRun::Impl {
+  Scenario scenario;  // the model keeps a reference: it lives here, at a fixed address
+  std::unique_ptr<CardModel> model;
+};
+
+SimRun::SimRun(Scenario scenario, const HwSpec& hw, bool stop_when_over,
+               const SimOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->scenario = std::move(scenario);
+  impl_->model = std::make_unique<CardModel>(impl_->scenario, hw, options);
+  impl_->model->watch_p99(stop_when_over);
+  impl_->model->begin();
+}
+
+SimRun::~SimRun() = default;
+SimRun::SimRun(SimRun&&) noexcept = default;
+SimRun& SimRun::operator=(SimRun&&) noexcept = default;
+
+void SimRun::advance(std::int64_t measured) { impl_->model->advance(measured); }
+
+void SimRun::advance_to_end() { impl_->model->advance(-1); }
+
+bool SimRun::ended() const { return impl_->model->ended(); }
+
+bool SimRun::settled_over() const {
+  const auto& w = impl_->model->watch();
+  return w && w->settled_over();
+}
+
+bool SimRun::done() const { return ended() || impl_->model->stopped_over(); }
+
+std::int64_t SimRun::measured_done() const { return impl_->model->measured_done(); }
+
+std::int64_t SimRun::over() const {
+  const auto& w = impl_->model->watch();
+  return w ? w->over() : 0;
+}
+
+std::int64_t SimRun::resolved() const {
+  const auto& w = impl_->model->watch();
+  return w ? w->resolved() : measured_done();
+}
+
+std::uint64_t SimRun::events() const { return impl_->model->events(); }
+
+double SimRun::p99_so_far_ms() const { return impl_->model->p99_so_far_ms(); }
+
+const Scenario& SimRun::scenario() const { return impl_->scenario; }
+
+SimResult SimRun::finish() { return impl_->model->end(); }
 
 }  // namespace npusim::sim

@@ -98,6 +98,7 @@ struct SimResult {
   LatencyStats latency;
   double queue_ms_mean = 0;    ///< arrival to the start of service (batching, PCIe, ready queue)
   double service_ms_mean = 0;  ///< start of service on a stream to completion
+  double service_ms_sd = 0;  ///< standard deviation of the service time (not in the reports)
   double service_ms_min = 0;
   double service_ms_max = 0;
   double in_system_mean = 0;      ///< time-average requests in the system (Little's L)
@@ -123,6 +124,9 @@ struct SimResult {
   std::vector<std::string> trace_names;
   std::vector<TraceSpan> trace;
   std::vector<TraceCores> trace_cores;  ///< busy cores after each change, while recording
+  /// A SimRun finished before its end (its P99 verdict was settled): the metrics cover only what
+  /// ran, except p99_met, which is the full run's.
+  bool stopped_early = false;
 };
 
 /// Checks what can only be checked once the chip is known (core limits, op attributes the
@@ -140,5 +144,54 @@ void check_scenario_fits(const Scenario& scenario, const HwSpec& hw);
 /// wrong form), InternalError on a broken invariant.
 [[nodiscard]] SimResult simulate(const Scenario& scenario, const HwSpec& hw,
                                  const SimOptions& options = {});
+
+/// A run of simulate() taken in steps: it pauses after a number of measured requests and resumes
+/// where it paused, event for event the run simulate() makes (no options: no trace, no scaling).
+/// The capacity search (sim/capacity.h) looks at a rate's first requests before paying for the
+/// rest, and stops a run whose P99 verdict is settled (sim/p99_watch.h).
+class SimRun {
+ public:
+  /// Keeps its own copy of the scenario. With `stop_when_over` and a target.p99_ms, the run stops
+  /// for good once enough measured requests exceed the target that the full run's P99 must.
+  /// Throws InputError as simulate() does.
+  /// `options` as simulate()'s (the capacity search passes the measured chip; no trace).
+  SimRun(Scenario scenario, const HwSpec& hw, bool stop_when_over, const SimOptions& options = {});
+  ~SimRun();
+  SimRun(SimRun&&) noexcept;
+  SimRun& operator=(SimRun&&) noexcept;
+  SimRun(const SimRun&) = delete;
+  SimRun& operator=(const SimRun&) = delete;
+
+  /// Runs until at least `measured` measured requests have completed, the verdict is settled
+  /// over (with stop_when_over), or the run ended. Nothing happens when it already got there.
+  void advance(std::int64_t measured);
+  /// Runs to the end, settled or not.
+  void advance_to_end();
+  /// Every request completed.
+  [[nodiscard]] bool ended() const;
+  /// The full run's P99 must exceed target.p99_ms (false without a target).
+  [[nodiscard]] bool settled_over() const;
+  /// Nothing more will run without advance_to_end(): ended, or stopped once settled over.
+  [[nodiscard]] bool done() const;
+  /// Measured requests completed so far.
+  [[nodiscard]] std::int64_t measured_done() const;
+  /// Measured requests known to exceed target.p99_ms, and those whose side is known
+  /// (P99Watch::over, P99Watch::resolved; 0 and measured_done() without a target).
+  [[nodiscard]] std::int64_t over() const;
+  [[nodiscard]] std::int64_t resolved() const;
+  /// The nearest-rank P99 in ms of the measured requests resolved so far (those in flight and over
+  /// the target count at their age so far); the run's P99 once it ended. 0 before any.
+  [[nodiscard]] double p99_so_far_ms() const;
+  /// Kernel events processed so far (the cost of the run).
+  [[nodiscard]] std::uint64_t events() const;
+  /// The scenario it runs.
+  [[nodiscard]] const Scenario& scenario() const;
+  /// The result (call once): simulate()'s when ended(), else that of what ran (stopped_early).
+  [[nodiscard]] SimResult finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace npusim::sim

@@ -31,8 +31,6 @@ const SourcePos kCmd{"<command line>", 0, 0};
 // A grid larger than this is almost certainly a typo in a range (1..100000:1 on three axes); a
 // sweep that big is run as shards of smaller grids.
 constexpr std::size_t kMaxGridPoints = 10'000'000;
-// A rate doubled this often and still meeting the P99 is not a Poisson bottleneck any more.
-constexpr int kMaxRateDoublings = 30;
 
 std::string trim(std::string_view s) { return std::string(trim_blanks(s)); }
 
@@ -476,61 +474,6 @@ SweepShard parse_sweep_shard(const std::string& text) {
                                        text));
   }
   return s;
-}
-
-MaxQps find_max_qps(Scenario sc, const HwSpec& hw, double tolerance, const SimOptions& options) {
-  if (sc.workload.arrival != ArrivalKind::kPoisson) {
-    throw InputError(kCmd,
-                     "--find-max-qps searches the Poisson rate: the scenario's "
-                     "workload.arrival must be \"poisson\"");
-  }
-  if (!sc.target.p99_ms) {
-    throw InputError(kCmd, "--find-max-qps needs target.p99_ms (in the scenario or --set)");
-  }
-  if (!(tolerance > 0 && tolerance < 1)) {
-    throw InputError(kCmd, "the max-QPS tolerance must be in (0, 1)");
-  }
-  // Double the rate until the target fails, then bisect.
-  const double target = *sc.target.p99_ms;
-  const double start = sc.workload.rate_qps;
-  MaxQps m;
-  const auto run_at = [&](double rate) {
-    sc.workload.rate_qps = rate;
-    ++m.simulations;
-    return simulate(sc, hw, options);
-  };
-  double lo = 0;
-  double hi = start;
-  std::optional<SimResult> at_lo;
-  SimResult last = run_at(hi);
-  if (last.latency.p99_ms <= target) {
-    for (int i = 0; i < kMaxRateDoublings && last.latency.p99_ms <= target; ++i) {
-      lo = hi;
-      at_lo = std::move(last);
-      hi *= 2;
-      last = run_at(hi);
-    }
-    if (last.latency.p99_ms <= target) {  // never failed: report the highest rate tried
-      lo = hi;
-      at_lo = std::move(last);
-    }
-  }
-  // While nothing has met the target, stop once the rate is a `tolerance` share of the start:
-  // the target is then below what this configuration reaches even almost idle.
-  while (lo > 0 ? hi - lo > tolerance * hi : hi > tolerance * start) {
-    const double mid = (lo + hi) / 2;
-    SimResult r = run_at(mid);
-    if (r.latency.p99_ms <= target) {
-      lo = mid;
-      at_lo = std::move(r);
-    } else {
-      hi = mid;
-      last = std::move(r);
-    }
-  }
-  m.rate_qps = lo;
-  m.result = at_lo ? std::move(*at_lo) : std::move(last);
-  return m;
 }
 
 std::size_t SweepResult::skipped() const noexcept {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/capacity.h"
 #include "sim/card_sim.h"
 #include "sim/scenario.h"
 
@@ -94,20 +95,6 @@ struct SweepResult {
   /// Points that were skipped as infeasible.
   [[nodiscard]] std::size_t skipped() const noexcept;
 };
-
-/// The outcome of a search for a configuration's capacity under its latency target.
-struct MaxQps {
-  double rate_qps = 0;  ///< highest Poisson rate found whose P99 meets target.p99_ms (0: none)
-  SimResult result;     ///< the run at that rate (at the lowest rate tried when none met it)
-  std::int64_t simulations = 0;
-};
-
-/// Searches the highest Poisson rate whose P99 meets the scenario's target.p99_ms: from
-/// workload.rate_qps, doubles while the target is met, then bisects until the bracket is within
-/// `tolerance` (relative, in (0, 1)) of the rate. Throws InputError for a scenario that is not
-/// Poisson or has no P99 target. `options` are passed to every run (e.g. the measured chip).
-[[nodiscard]] MaxQps find_max_qps(Scenario scenario, const HwSpec& hw, double tolerance,
-                                  const SimOptions& options = {});
 
 /// Progress: called after each finished point with (points done, points of this run), from the
 /// worker threads but never concurrently.
