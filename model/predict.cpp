@@ -21,7 +21,7 @@ OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const Pred
   if (c.l2_hit_ratio < 0 && op.attr("l2_hit_ratio")) c.l2_hit_ratio = op.attr_number("l2_hit_ratio", 0);
   const Placement unit = kind.family == OpFamily::kCube ? Placement::kCube : Placement::kVector;
   const int cores = std::max(1, cost::available_cores(unit, hw, budget));
-  cost::CubePhases phases;
+  std::optional<cost::CubePhases> phases;
   cost::KernelPlan plan = [&] {
     switch (kind.family) {
       case OpFamily::kCube: return cost::plan_cube(op, hw, cores, &phases);
@@ -61,7 +61,7 @@ OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const Pred
     plan.warnings &= ~static_cast<std::uint32_t>(kWarnUnknownOpType);
   }
   OpCost cost = cost::evaluate(plan, hw, budget, c);
-  if (phases.has_head || phases.has_tail) {
+  if (phases && (phases->has_head || phases->has_tail)) {
     // MatMulV3's vector-core phases run in the same launch, one after the other with the GEMM:
     // their time adds, the launch (head) is paid once.
     auto add_phase = [&](const cost::KernelPlan& phase) {
@@ -83,8 +83,8 @@ OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const Pred
       cost.pipes.scalar_us += pc.pipes.scalar_us;
       cost.pipes.mte3_us += pc.pipes.mte3_us;
     };
-    if (phases.has_head) add_phase(phases.head);
-    if (phases.has_tail) add_phase(phases.tail);
+    if (phases->has_head) add_phase(phases->head);
+    if (phases->has_tail) add_phase(phases->tail);
   }
   if (kind.role == OpRole::kDynamicShape) {
     // the output size still has to reach the host before anything after it can launch
