@@ -368,7 +368,10 @@ class OnnxImporter {
       for (const auto& v : m.graph().value_info()) {
         if (v.type().has_tensor_type()) elem[v.name()] = v.type().tensor_type().elem_type();
       }
-      for (const auto& [name, shape] : data) {
+      for (const auto& entry : data) {
+        // Not a structured binding: clang 14 cannot capture one in the lambda below.
+        const auto& name = entry.first;
+        const auto& shape = entry.second;
         if (folded.count(name) > 0 || static_.count(name) > 0) continue;
         const auto e = elem.find(name);
         if (e == elem.end() || (e->second != onnx::TensorProto::INT64 &&

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <system_error>
 #include <utility>
@@ -82,10 +84,14 @@ TomlFile parse_toml_file(const fs::path& file) {
   const fs::file_status st = fs::status(file, ec);
   if (!fs::exists(st)) throw InputError({name, 0, 0}, "cannot open file: no such file");
   if (fs::is_directory(st)) throw InputError({name, 0, 0}, "is a directory, expected a TOML file");
-  return parse_with(name, [&] { return toml::parse_file(name); });
+  std::ifstream in(file, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) throw InputError({name, 0, 0}, "cannot read file");
+  return parse_toml_string(text, name);
 }
 
 TomlFile parse_toml_string(std::string_view text, const std::string& file) {
+  check_toml_text(text, file);
   return parse_with(file, [&] { return toml::parse(text, std::string_view(file)); });
 }
 

@@ -52,6 +52,12 @@ struct TomlFile {
 /// Parses TOML text; `file` is the name used in diagnostics (e.g. "<command line>").
 [[nodiscard]] TomlFile parse_toml_string(std::string_view text, const std::string& file);
 
+/// Refuses a non-ASCII character outside strings and comments (and right after a line-ending
+/// backslash in a multi-line string) with an InputError at its line:col: TOML does not allow
+/// it there, and toml++ 3.3 reaches undefined behaviour on some (model/toml_guard.cpp).
+/// parse_toml_file and parse_toml_string call it; so must any other caller of toml::parse.
+void check_toml_text(std::string_view text, const std::string& file);
+
 /// The position of a toml++ node (or key) as a SourcePos in `file`.
 [[nodiscard]] SourcePos toml_pos(const std::string& file, const toml::source_region& region);
 

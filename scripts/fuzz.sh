@@ -19,7 +19,8 @@ cmake --build --preset fuzz -j"$(nproc)" --target npusim_fuzzers >/dev/null
 
 out=$root/build/fuzz
 all=(fuzz_csv fuzz_kernel_table fuzz_summary_tables fuzz_profile_json fuzz_profile_db fuzz_hw_spec
-     fuzz_hw_overlay fuzz_graph fuzz_op_text fuzz_scenario fuzz_workload_files fuzz_sweep_json)
+     fuzz_hw_overlay fuzz_graph fuzz_op_text fuzz_scenario fuzz_workload_files fuzz_sweep_json
+     fuzz_onnx fuzz_ge_dump)
 harnesses=("$@")
 [ ${#harnesses[@]} -gt 0 ] || harnesses=("${all[@]}")
 
@@ -57,6 +58,10 @@ seed fuzz_op_text fuzz/seeds/op_text/*
 seed fuzz_scenario scenarios/**/*.toml tests/data/scenarios/*.toml tests/data/bad/scenario_*.toml
 seed fuzz_workload_files tests/data/scenarios/*.csv tests/data/bad/scenario_*.csv fuzz/seeds/workload_files/*
 seed fuzz_sweep_json fuzz/seeds/sweep_json/*
+# ONNX seeds are the example models, written by the fuzz build (no binary model is kept).
+mkdir -p "$out/seeds/fuzz_onnx"
+"$out/fuzz/fuzz_seed_onnx" "$out/seeds/fuzz_onnx"
+seed fuzz_ge_dump fuzz/seeds/ge_dump/*
 
 failed=0
 total=0

@@ -134,13 +134,17 @@ void apply_override(TomlFile& doc, const Override& o) {
   if (path == "deployment.max_gear") section->erase("gears");
   if (path == "deployment.gears") section->erase("max_gear");
   try {
-    toml::table t = toml::parse("v = " + value, std::string_view("<command line>"));
+    const std::string text = "v = " + value;
+    check_toml_text(text, "<command line>");  // non-ASCII outside quotes: a bare word below
+    toml::table t = toml::parse(text, std::string_view("<command line>"));
     if (toml::node* v = t.get("v"); v != nullptr) {
       v->visit([&](auto&& n) { section->insert_or_assign(o.key, std::move(n)); });
       return;
     }
   } catch (const toml::parse_error&) {
     // not TOML syntax: a bare word such as `poisson` is taken as a string below
+  } catch (const InputError&) {
+    // the same, for a word with non-ASCII letters
   }
   section->insert_or_assign(o.key, value);
 }

@@ -726,6 +726,15 @@ SweepResult sweep_from_json(const std::string& text, const std::string& file) {
     }
     r.points.push_back(std::move(p));
   }
+  // Indices ascend, lie in the grid and belong to the shard, so the right count means every
+  // point of the shard is there (a file cut short or edited would otherwise merge into a sweep
+  // with holes).
+  const std::size_t expected =
+      r.shard.k < r.grid_points ? (r.grid_points - r.shard.k + r.shard.n - 1) / r.shard.n : 0;
+  if (r.points.size() != expected) {
+    in.fail(fmt::format("points: {} given, but shard {}/{} of a {}-point grid has {}",
+                        r.points.size(), r.shard.k, r.shard.n, r.grid_points, expected));
+  }
   analyse_sweep(r);
   return r;
 }

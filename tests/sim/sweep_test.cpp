@@ -1,6 +1,9 @@
 #include "sim/sweep.h"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -257,6 +260,22 @@ TEST_CASE("A sweep result read back from JSON is the same result", "[sweep]") {
                     Catch::StartsWith("r.json: error: not valid JSON"));
   CHECK_THROWS_WITH(npusim::sim::sweep_from_json("{\"a\": 1}", "r.json"),
                     Catch::Contains("not a sweep result"));
+}
+
+TEST_CASE("A sweep file missing some of its points is refused, not merged with holes",
+          "[sweep][fuzz]") {
+  // fuzz_sweep_json's finding: grid_points edited from 2 to 3 (one shard) used to pass the
+  // reader and trip an internal check in merge.
+  const SweepResult r = run_sweep(small_spec(), 2);
+  REQUIRE(r.points.size() == r.grid_points);
+  nlohmann::json j = nlohmann::json::parse(sweep_to_json(r));
+  j["grid_points"] = r.grid_points + 1;
+  CHECK_THROWS_WITH(npusim::sim::sweep_from_json(j.dump(1), "r.json"),
+                    Catch::StartsWith("r.json") &&
+                        Catch::Contains(fmt::format("points: {} given, but shard 0/1 of a "
+                                                    "{}-point grid has {}",
+                                                    r.grid_points, r.grid_points + 1,
+                                                    r.grid_points + 1)));
 }
 
 TEST_CASE("max_gear on a scenario that lists gears keeps its gears up to that size", "[sweep]") {

@@ -1,0 +1,132 @@
+// A guard in front of toml++ 3.3.0 (Debian's libtomlplusplus-dev): its whitespace test reaches
+// __builtin_unreachable for a non-ASCII code point in several ranges (U+00A1..U+0499,
+// U+2C6E..U+3067, U+FB56..U+FEFE) wherever the parser looks for whitespace, undefined behaviour
+// our fuzz_hw_spec harness found (upstream marzer/tomlplusplus#295, fixed by #305 after 3.3.0;
+// the line-ending-backslash case is #190). TOML allows non-ASCII text only inside strings
+// (quoted keys included) and comments, so rejecting it elsewhere before toml++ sees it follows
+// the TOML 1.0 grammar and turns the undefined behaviour into a file:line:col error.
+#include <fmt/format.h>
+
+#include <cstdint>
+
+#include "model/toml_reader.h"
+
+namespace npusim {
+
+namespace {
+
+enum class State { Normal, Comment, Basic, Literal, MultiBasic, MultiLiteral };
+
+struct Cursor {
+  std::string_view text;
+  std::size_t i = 0;
+  std::uint32_t line = 1;
+  std::uint32_t column = 1;  // in code points, as toml++ counts them
+
+  [[nodiscard]] bool at_end() const { return i >= text.size(); }
+  [[nodiscard]] unsigned char peek(std::size_t ahead = 0) const {
+    return i + ahead < text.size() ? static_cast<unsigned char>(text[i + ahead]) : 0;
+  }
+  [[nodiscard]] bool starts(std::string_view s) const { return text.substr(i, s.size()) == s; }
+  void advance() {
+    const unsigned char c = peek();
+    ++i;
+    if (c == '\n') {
+      ++line;
+      column = 1;
+    } else if ((c & 0xC0) != 0x80) {  // not a UTF-8 continuation byte
+      ++column;
+    }
+  }
+};
+
+[[noreturn]] void fail(const std::string& file, const Cursor& at, const char* what) {
+  throw InputError({file, at.line, at.column}, what);
+}
+
+// In a multi-line basic string, a backslash that ends its line trims the whitespace and
+// newlines that follow; the first character after them is where toml++ 3.3 misbehaves.
+void skip_line_ending_backslash(Cursor& c, const std::string& file) {
+  std::size_t j = c.i + 1;
+  while (j < c.text.size() && (c.text[j] == ' ' || c.text[j] == '\t')) ++j;
+  if (j < c.text.size() && c.text[j] == '\r') ++j;
+  if (j >= c.text.size() || c.text[j] != '\n') {  // an ordinary escape: skip the next byte
+    c.advance();
+    if (!c.at_end()) c.advance();
+    return;
+  }
+  while (!c.at_end() && (c.peek() == '\\' || c.peek() == ' ' || c.peek() == '\t' ||
+                         c.peek() == '\r' || c.peek() == '\n')) {
+    c.advance();
+  }
+  if (c.peek() >= 0x80) {
+    fail(file, c,
+         "a non-ASCII character right after a line-ending backslash is not read reliably by "
+         "toml++ 3.3 (upstream bug #190): put any other character first");
+  }
+}
+
+}  // namespace
+
+void check_toml_text(std::string_view text, const std::string& file) {
+  Cursor c{text};
+  State s = State::Normal;
+  while (!c.at_end()) {
+    const unsigned char ch = c.peek();
+    switch (s) {
+      case State::Normal:
+        if (ch == '#') {
+          s = State::Comment;
+        } else if (c.starts("\"\"\"")) {
+          s = State::MultiBasic;
+          c.advance();
+          c.advance();
+        } else if (c.starts("'''")) {
+          s = State::MultiLiteral;
+          c.advance();
+          c.advance();
+        } else if (ch == '"') {
+          s = State::Basic;
+        } else if (ch == '\'') {
+          s = State::Literal;
+        } else if (ch >= 0x80) {
+          fail(file, c,
+               "a non-ASCII character outside a string or comment (TOML allows it only in "
+               "strings, quoted keys and comments)");
+        }
+        break;
+      case State::Comment:
+        if (ch == '\n') s = State::Normal;
+        break;
+      case State::Basic:
+        if (ch == '\\') {
+          c.advance();  // the escaped character is content
+        } else if (ch == '"' || ch == '\n') {
+          s = State::Normal;  // an unclosed string is toml++'s to report
+        }
+        break;
+      case State::Literal:
+        if (ch == '\'' || ch == '\n') s = State::Normal;
+        break;
+      case State::MultiBasic:
+      case State::MultiLiteral: {
+        const char quote = s == State::MultiBasic ? '"' : '\'';
+        if (s == State::MultiBasic && ch == '\\') {
+          skip_line_ending_backslash(c, file);
+          continue;
+        }
+        if (ch == static_cast<unsigned char>(quote) && c.starts(std::string(3, quote))) {
+          // Up to two more quotes before the closing three are content ("""a""""" ends a"").
+          std::size_t run = 0;
+          while (c.peek(run) == static_cast<unsigned char>(quote)) ++run;
+          for (std::size_t k = 0; k + 1 < (run > 5 ? 3 : run); ++k) c.advance();
+          s = State::Normal;
+        }
+        break;
+      }
+    }
+    if (!c.at_end()) c.advance();
+  }
+}
+
+}  // namespace npusim
