@@ -105,9 +105,27 @@ void EventQueue::sift_down(std::size_t i) noexcept {
 }
 
 void EventQueue::pop_top() noexcept {
-  heap_.front() = heap_.back();
+  // Bottom-up deletion: the hole at the root moves down along the earlier child to a leaf (one
+  // compare per level), then the last key, which is usually among the latest, rises from there.
+  const Key last = heap_.back();
   heap_.pop_back();
-  if (!heap_.empty()) sift_down(0);
+  const std::size_t n = heap_.size();
+  if (n == 0) return;
+  std::size_t i = 0;
+  for (;;) {
+    std::size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n) child += static_cast<std::size_t>(earlier(heap_[child + 1], heap_[child]));
+    heap_[i] = heap_[child];
+    i = child;
+  }
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    if (!earlier(last, heap_[parent])) break;
+    heap_[i] = heap_[parent];
+    i = parent;
+  }
+  heap_[i] = last;
 }
 
 void EventQueue::compact() {
