@@ -42,17 +42,6 @@ std::int64_t eval_dim(std::string_view dim, std::int64_t batch, const SourcePos&
   return t->k * batch;
 }
 
-std::vector<std::string> split_trimmed(std::string_view s, char sep) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i <= s.size(); ++i) {
-    if (i < s.size() && s[i] != sep) continue;
-    out.emplace_back(trim_blanks(s.substr(start, i - start)));
-    start = i + 1;
-  }
-  return out;
-}
-
 std::string join_list(const std::vector<std::string>& items) {
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ";" : "") + items[i];

@@ -3,7 +3,9 @@
 // lists, graph rewrites). Profile fields have their own trimming (op_desc.cpp also strips the
 // quotes and carriage returns profiles leave).
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace npusim {
 
@@ -12,6 +14,18 @@ namespace npusim {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
+}
+
+/// `s` split at every `sep`, each part trimmed of blanks ("a, b," gives "a", "b", "").
+[[nodiscard]] inline std::vector<std::string> split_trimmed(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= s.size(); ++i) {
+    if (i < s.size() && s[i] != sep) continue;
+    out.emplace_back(trim_blanks(s.substr(start, i - start)));
+    start = i + 1;
+  }
+  return out;
 }
 
 }  // namespace npusim

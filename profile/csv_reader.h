@@ -63,6 +63,7 @@ class CsvReader {
   std::string text_;  // the in-memory input of the text constructor (fmemopen reads it)
   std::FILE* fp_ = nullptr;
   std::vector<char> buf_;
+  std::size_t block_bytes_ = std::size_t{1} << 20;  // first block: the file's size when known
   std::size_t pos_ = 0;  // first unread byte in buf_
   std::size_t end_ = 0;  // one past the last valid byte in buf_
   bool eof_ = false;

@@ -1,5 +1,7 @@
 #include "profile/json_readers.h"
 
+#include "profile/json_file.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,9 +17,7 @@ namespace npusim::profile {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-nlohmann::json load(const fs::path& file) {
+nlohmann::json read_json_file(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError({file.string(), 0, 0}, "cannot open the file for reading");
   std::ostringstream ss;
@@ -33,6 +33,9 @@ nlohmann::json load(const fs::path& file) {
   }
 }
 
+namespace {
+
+
 double number(const nlohmann::json& o, const char* key) {
   if (!o.is_object() || !o.contains(key)) return 0;
   const auto& v = o[key];
@@ -42,7 +45,7 @@ double number(const nlohmann::json& o, const char* key) {
 }  // namespace
 
 std::vector<CollectiveRecord> read_communication_json(const fs::path& file) {
-  const nlohmann::json j = load(file);
+  const nlohmann::json j = read_json_file(file);
   if (!j.is_object()) {
     throw InputError({file.string(), 1, 0}, "expected a JSON object of steps (\"step13\": ...)");
   }
@@ -97,7 +100,7 @@ std::vector<CollectiveRecord> read_communication_json(const fs::path& file) {
 }
 
 ProfilerMetadata read_profiler_metadata(const fs::path& file) {
-  const nlohmann::json j = load(file);
+  const nlohmann::json j = read_json_file(file);
   ProfilerMetadata m;
   if (!j.is_object() || !j.contains("ENV_VARIABLES") || !j["ENV_VARIABLES"].is_object()) return m;
   m.has_env = true;

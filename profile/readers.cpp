@@ -1,5 +1,7 @@
 #include "profile/readers.h"
 
+#include "profile/json_file.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,10 +9,8 @@
 #include <charconv>
 #include <climits>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "profile/columns.h"
 #include "profile/csv_reader.h"
@@ -188,6 +188,18 @@ class RowParser {
     }
     return static_cast<std::int64_t>(d);
   }
+  // A block dim: an int in [0, 2^20] (no chip has a million cores; larger is a damaged field,
+  // not a number to narrow silently).
+  [[nodiscard]] int block_dim(Col c) const {
+    const std::int64_t v = integer(c, 0);
+    if (v < 0 || v > (std::int64_t{1} << 20)) {
+      const auto i = m_.index(c);
+      throw InputError(pos(*i), fmt::format("column '{}': expected a block count in [0, 1048576], "
+                                            "got {}",
+                                            m_.header_at(*i), v));
+    }
+    return static_cast<int>(v);
+  }
   [[nodiscard]] std::int64_t time_ns(Col c) const {
     const auto i = m_.index(c);
     if (!i) return 0;
@@ -353,8 +365,8 @@ KernelFileInfo read_kernel_csv(CsvReader& r, const std::function<void(const Kern
                       m.header_name(Col::kDuration), row.duration_us));
     }
     row.wait_us = p.number(Col::kWaitTime);
-    row.block_dim = static_cast<int>(p.integer(Col::kBlockDim, 0));
-    row.mix_block_dim = static_cast<int>(p.integer(Col::kMixBlockDim, 0));
+    row.block_dim = p.block_dim(Col::kBlockDim);
+    row.mix_block_dim = p.block_dim(Col::kMixBlockDim);
     assign(row.input_shapes, p.text_or_empty(Col::kInputShapes));
     assign(row.input_dtypes, p.text_or_empty(Col::kInputDtypes));
     assign(row.input_formats, p.text_or_empty(Col::kInputFormats));
@@ -541,32 +553,8 @@ std::vector<PcieRow> read_pcie(const fs::path& file) {
   return out;
 }
 
-namespace {
-
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError({file.string(), 0, 0}, "cannot open the file for reading");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-nlohmann::json parse_json(const fs::path& file, const std::string& text) {
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    const std::size_t at = std::min<std::size_t>(e.byte, text.size());
-    const auto line = static_cast<std::uint32_t>(
-        1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
-    throw InputError({file.string(), line, 0}, fmt::format("malformed JSON: {}", e.what()));
-  }
-}
-
-}  // namespace
-
 ProfilerInfo read_profiler_info(const fs::path& file) {
-  const std::string text = read_text(file);
-  const nlohmann::json j = parse_json(file, text);
+  const nlohmann::json j = read_json_file(file);
   ProfilerInfo info;
   if (!j.is_object()) return info;
   if (j.contains("cann_version") && j["cann_version"].is_string()) {

@@ -11,16 +11,7 @@
 
 namespace npusim::passes {
 
-std::vector<std::string> split(std::string_view s, char sep) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i <= s.size(); ++i) {
-    if (i < s.size() && s[i] != sep) continue;
-    out.emplace_back(trim_blanks(s.substr(start, i - start)));
-    start = i + 1;
-  }
-  return out;
-}
+std::vector<std::string> split(std::string_view s, char sep) { return split_trimmed(s, sep); }
 
 std::string join(const std::vector<std::string>& items, std::string_view sep) {
   std::string out;

@@ -183,3 +183,22 @@ TEST_CASE("the analysis header says how much was skipped", "[damaged][advisor]")
   const auto strict = discover_profiles(f, ReadOptions{true});
   CHECK_THROWS_AS(analyze(strict.profiles.front(), AnalyzeOptions{}), InputError);
 }
+
+TEST_CASE("a block dim beyond any chip skips its row instead of narrowing", "[damaged]") {
+  // A block dim used to be narrowed from int64 to int unchecked: 4294967297 read as 1.
+  const std::string text =
+      "Op Name,OP Type,Task Type,Task Start Time(us),Task Duration(us),Block Dim\n"
+      "A,Add,AI_VECTOR_CORE,1780000000000100.5,2.0,40\n"
+      "B,Add,AI_VECTOR_CORE,1780000000000101.5,2.0,4294967297\n"
+      "C,Add,AI_VECTOR_CORE,1780000000000102.5,2.0,48\n";
+  std::vector<KernelRow> rows;
+  const auto info = read_kernel_table_text("mem.csv", text,
+                                           [&](const KernelRow& k) { rows.push_back(k); });
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].block_dim == 40);
+  CHECK(rows[1].block_dim == 48);
+  REQUIRE(info.broken_row_messages.size() == 1);
+  CHECK(info.broken_row_messages[0] ==
+        "mem.csv:3:6: error: column 'Block Dim': expected a block count in [0, 1048576], got "
+        "4294967297 (row skipped)");
+}
