@@ -7,37 +7,13 @@
 
 namespace npusim {
 
-OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const PredictContext& ctx) {
-  NPUSIM_CHECK(op.kind != nullptr);
-  const OpKindInfo& kind = *op.kind;
-  const Placement placement = op.placement.value_or(kind.placement);
-  if (placement == Placement::kAicpu) return cost::cost_aicpu(op, hw);
-  if (placement == Placement::kHost) return cost::cost_host(op, hw);
-  // Where/Unique/NonZero default to the AI CPU; a profile may show them as AI Core kernels
-  // (newer CANN ships AI Core versions), and then they are costed as such below.
-  if (kind.family == OpFamily::kAicpu && !op.placement) return cost::cost_aicpu(op, hw);
+namespace {
 
-  PredictContext c = ctx;
-  if (c.l2_hit_ratio < 0 && op.attr("l2_hit_ratio")) c.l2_hit_ratio = op.attr_number("l2_hit_ratio", 0);
-  const Placement unit = kind.family == OpFamily::kCube ? Placement::kCube : Placement::kVector;
-  const int cores = std::max(1, cost::available_cores(unit, hw, budget));
-  cost::CubePhases phases;
-  cost::KernelPlan plan = [&] {
-    switch (kind.family) {
-      case OpFamily::kCube: return cost::plan_cube(op, hw, cores, &phases);
-      case OpFamily::kElementwise: return cost::plan_elementwise(op, hw, cores);
-      case OpFamily::kReduction:
-        return kind.role == OpRole::kPool || kind.role == OpRole::kPoolGrad
-                   ? cost::plan_pool(op, hw, cores)
-                   : cost::plan_reduction(op, hw, cores);
-      case OpFamily::kDataMovement: return cost::plan_data_movement(op, hw, cores);
-      case OpFamily::kIndex: return cost::plan_index(op, hw, cores);
-      case OpFamily::kSort: return cost::plan_sort(op, hw, cores);
-      case OpFamily::kAicpu:
-      case OpFamily::kGeneric: break;
-    }
-    return cost::plan_generic(op, hw, cores);
-  }();
+// What every AI Core family shares once its plan is built: fused epilogues, tensor streams,
+// the unknown-type warning, evaluation, MatMulV3's phases and the dynamic-shape sync.
+OpCost run_plan(cost::KernelPlan& plan, const OpDesc& op, const HwSpec& hw, CoreBudget budget,
+                const PredictContext& c, const cost::CubePhases* phases) {
+  const OpKindInfo& kind = *op.kind;
   if (kind.epilogue_count > 0 && !op.outputs.empty()) {
     // A GE fusion of a cube op with vector ops: their passes run over each output tile in the
     // same launch, pipelined with the cube like any other stage.
@@ -61,7 +37,7 @@ OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const Pred
     plan.warnings &= ~static_cast<std::uint32_t>(kWarnUnknownOpType);
   }
   OpCost cost = cost::evaluate(plan, hw, budget, c);
-  if (phases.has_head || phases.has_tail) {
+  if (phases != nullptr && (phases->has_head || phases->has_tail)) {
     // MatMulV3's vector-core phases run in the same launch, one after the other with the GEMM:
     // their time adds, the launch (head) is paid once.
     auto add_phase = [&](const cost::KernelPlan& phase) {
@@ -83,8 +59,8 @@ OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const Pred
       cost.pipes.scalar_us += pc.pipes.scalar_us;
       cost.pipes.mte3_us += pc.pipes.mte3_us;
     };
-    if (phases.has_head) add_phase(phases.head);
-    if (phases.has_tail) add_phase(phases.tail);
+    if (phases->has_head) add_phase(phases->head);
+    if (phases->has_tail) add_phase(phases->tail);
   }
   if (kind.role == OpRole::kDynamicShape) {
     // the output size still has to reach the host before anything after it can launch
@@ -93,6 +69,47 @@ OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const Pred
     cost.core_time_us = cost.block_dim * cost.duration_us;
   }
   return cost;
+}
+
+}  // namespace
+
+OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const PredictContext& ctx) {
+  NPUSIM_CHECK(op.kind != nullptr);
+  const OpKindInfo& kind = *op.kind;
+  const Placement placement = op.placement.value_or(kind.placement);
+  if (placement == Placement::kAicpu) return cost::cost_aicpu(op, hw);
+  if (placement == Placement::kHost) return cost::cost_host(op, hw);
+  // Where/Unique/NonZero default to the AI CPU; a profile may show them as AI Core kernels
+  // (newer CANN ships AI Core versions), and then they are costed as such below.
+  if (kind.family == OpFamily::kAicpu && !op.placement) return cost::cost_aicpu(op, hw);
+
+  PredictContext c = ctx;
+  if (c.l2_hit_ratio < 0 && op.attr("l2_hit_ratio")) c.l2_hit_ratio = op.attr_number("l2_hit_ratio", 0);
+  const Placement unit = kind.family == OpFamily::kCube ? Placement::kCube : Placement::kVector;
+  const int cores = std::max(1, cost::available_cores(unit, hw, budget));
+  if (kind.family == OpFamily::kCube) {
+    // Only a cube op can carry MatMulV3's vector phases; other families skip building the slot.
+    std::optional<cost::CubePhases> phases;
+    cost::KernelPlan plan = cost::plan_cube(op, hw, cores, &phases);
+    return run_plan(plan, op, hw, budget, c, phases ? &*phases : nullptr);
+  }
+  cost::KernelPlan plan = [&] {
+    switch (kind.family) {
+      case OpFamily::kElementwise: return cost::plan_elementwise(op, hw, cores);
+      case OpFamily::kReduction:
+        return kind.role == OpRole::kPool || kind.role == OpRole::kPoolGrad
+                   ? cost::plan_pool(op, hw, cores)
+                   : cost::plan_reduction(op, hw, cores);
+      case OpFamily::kDataMovement: return cost::plan_data_movement(op, hw, cores);
+      case OpFamily::kIndex: return cost::plan_index(op, hw, cores);
+      case OpFamily::kSort: return cost::plan_sort(op, hw, cores);
+      case OpFamily::kCube:
+      case OpFamily::kAicpu:
+      case OpFamily::kGeneric: break;
+    }
+    return cost::plan_generic(op, hw, cores);
+  }();
+  return run_plan(plan, op, hw, budget, c, nullptr);
 }
 
 }  // namespace npusim

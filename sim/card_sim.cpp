@@ -399,8 +399,14 @@ class CardModel final : public EventTarget {
   // l2/kL2Buckets (-1: the spec's default). Predicted once per key, then cached.
   const Timing& timing(std::size_t op, std::uint32_t gear_idx, int cube, int vector, int l2) {
     const std::uint64_t key = timing_key(op, gear_idx, cube, vector, l2);
-    const auto it = timings_.find(key);
-    if (it != timings_.end()) return it->second;
+    // A direct-mapped memo in front of the map: an op starts several times per batch with the
+    // same few keys, and hashing into the node map was a visible share of each op start.
+    MemoEntry& memo = timing_memo_[(key * 0x9E3779B97F4A7C15ULL) >> (64 - kTimingMemoBits)];
+    if (memo.timing != nullptr && memo.key == key) return *memo.timing;
+    if (const auto it = timings_.find(key); it != timings_.end()) {
+      memo = MemoEntry{key, &it->second};
+      return it->second;
+    }
     const OpInfo& info = ops_[op];
     Timing t;
     const bool anchored = anchoring_.source(op, gear_idx) == TimeSource::kAnchored;
@@ -458,7 +464,9 @@ class CardModel final : public EventTarget {
             std::min(vector, static_cast<int>(std::ceil(t.cube * hw_.cube.mix_vector_ratio)));
       }
     }
-    return timings_.emplace(key, t).first->second;
+    const Timing& stored = timings_.emplace(key, t).first->second;
+    memo = MemoEntry{key, &stored};
+    return stored;
   }
 
   [[nodiscard]] double capacity_bytes_per_ns() const { return hw_.hbm_bytes_per_us() / 1e3; }
@@ -1149,6 +1157,12 @@ class CardModel final : public EventTarget {
   std::vector<std::size_t> order_;
   std::vector<std::optional<OpDesc>> descs_;
   std::unordered_map<std::uint64_t, Timing> timings_;  // node-based: references stay valid
+  struct MemoEntry {
+    std::uint64_t key = 0;
+    const Timing* timing = nullptr;
+  };
+  static constexpr int kTimingMemoBits = 10;
+  std::vector<MemoEntry> timing_memo_ = std::vector<MemoEntry>(std::size_t{1} << kTimingMemoBits);
   std::vector<Stream> streams_;
   CorePool cube_;
   CorePool vector_;

@@ -56,7 +56,8 @@ struct Event {
   std::uint64_t payload = 0;
 };
 
-/// Min-heap of events keyed by (time_ns, priority, seq) with O(1) cancellation.
+/// Min-heap of events keyed by (time_ns, priority, seq) with O(1) cancellation. Priorities lie in
+/// [-32768, 32767] and a queue takes at most 2^48 events (both checked).
 ///
 /// Cancellation is lazy: each pending event owns a slot whose stored sequence number identifies
 /// it; cancel() clears the slot and pop() discards heap entries whose slot no longer holds their
@@ -72,7 +73,10 @@ class EventQueue {
   /// True while `h` refers to an event that has neither run nor been cancelled.
   [[nodiscard]] bool pending(EventHandle h) const noexcept;
   /// Removes the earliest live event into `out`; returns false when there is none.
-  bool pop(Event& out);
+  bool pop(Event& out) { return pop_until(kTimeNever, out); }
+  /// Removes the earliest live event into `out` if it is due at or before `until_ns`; returns
+  /// false when there is none (the simulator's loop: one call per event).
+  bool pop_until(TimeNs until_ns, Event& out);
   /// Time of the earliest live event, or kTimeNever when empty (drops stale entries on the way).
   [[nodiscard]] TimeNs next_time();
   /// Live (not cancelled, not yet run) events.
@@ -83,14 +87,43 @@ class EventQueue {
   [[nodiscard]] std::size_t heap_entries() const noexcept { return heap_.size(); }
 
  private:
-  [[nodiscard]] bool stale(const Event& e) const noexcept { return slot_seq_[e.slot] != e.seq; }
+  // The heap holds small keys only; what an event carries stays in its slot. A key orders by
+  // time, then by `order` = (priority + 2^15) << 48 | seq, so one integer compare settles
+  // priority and insertion order.
+  struct Key {
+    TimeNs time_ns;
+    std::uint64_t order;
+    std::uint32_t slot;
+  };
+  struct Slot {
+    std::uint64_t seq = 0;  ///< seq of the live event holding the slot, 0 = free
+    EventTarget* target = nullptr;
+    std::uint64_t payload = 0;
+    std::uint32_t kind = 0;
+    std::int32_t priority = 0;
+  };
+  static constexpr std::uint64_t kSeqMask = (std::uint64_t{1} << 48) - 1;
+  // (time, order) as one 128-bit unsigned number (the sign bit of time flipped to keep its
+  // order): the compare compiles to a subtract-with-borrow, no branch to mispredict.
+  __extension__ using U128 = unsigned __int128;
+  [[nodiscard]] static U128 wide(const Key& k) noexcept {
+    return (static_cast<U128>(static_cast<std::uint64_t>(k.time_ns) ^ (std::uint64_t{1} << 63))
+            << 64) |
+           k.order;
+  }
+  [[nodiscard]] static bool earlier(const Key& a, const Key& b) noexcept {
+    return wide(a) < wide(b);
+  }
+  [[nodiscard]] bool stale(const Key& k) const noexcept {
+    return slots_[k.slot].seq != (k.order & kSeqMask);
+  }
   void sift_up(std::size_t i) noexcept;
   void sift_down(std::size_t i) noexcept;
   void pop_top() noexcept;
   void compact();
 
-  std::vector<Event> heap_;
-  std::vector<std::uint64_t> slot_seq_;  ///< per slot: seq of the live event holding it, 0 = free
+  std::vector<Key> heap_;
+  std::vector<Slot> slots_;
   std::vector<std::uint32_t> free_slots_;
   std::uint64_t next_seq_ = 1;
   std::size_t live_ = 0;

@@ -53,16 +53,17 @@ void FluidBandwidth::settle() {
   settled_ns_ = sim_.now();
 }
 
+bool FluidBandwidth::before(std::size_t a, std::size_t b) const noexcept {
+  if (active_[a].cap != active_[b].cap) return active_[a].cap < active_[b].cap;
+  return active_[a].tag < active_[b].tag;
+}
+
 void FluidBandwidth::reshare() {
   // Water-filling in ascending cap order: a transfer whose cap is below the equal share of
   // what is left takes its cap; the rest split the remainder equally.
+  // order_ holds active_'s indices in ascending (cap, tag) order, kept up to date by start()
+  // and on_event() (an insertion or a removal in a short list, rather than a sort each time).
   const std::size_t n = active_.size();
-  order_.resize(n);
-  for (std::size_t i = 0; i < n; ++i) order_[i] = i;
-  std::sort(order_.begin(), order_.end(), [&](std::size_t a, std::size_t b) {
-    if (active_[a].cap != active_[b].cap) return active_[a].cap < active_[b].cap;
-    return active_[a].tag < active_[b].tag;
-  });
   double left = capacity_;
   for (std::size_t k = 0; k < n; ++k) {
     Transfer& t = active_[order_[k]];
@@ -83,6 +84,10 @@ void FluidBandwidth::start(double bytes, double cap_bytes_per_ns, std::uint64_t 
   NPUSIM_CHECK(bytes > 0 && cap_bytes_per_ns > 0);
   settle();
   active_.push_back(Transfer{tag, bytes, cap_bytes_per_ns, 0.0, EventHandle{}});
+  const std::size_t added = active_.size() - 1;
+  const auto pos = std::lower_bound(order_.begin(), order_.end(), added,
+                                    [&](std::size_t a, std::size_t b) { return before(a, b); });
+  order_.insert(pos, added);
   reshare();
 }
 
@@ -101,8 +106,13 @@ void FluidBandwidth::on_event(std::uint32_t, std::uint64_t payload) {
   // Completion times are rounded up to whole nanoseconds, so the residue is below one ns of
   // transfer; count it as moved.
   bytes_moved_ += it->remaining_bytes;
+  const auto removed = static_cast<std::size_t>(it - active_.begin());
+  const std::size_t last = active_.size() - 1;
   *it = active_.back();
   active_.pop_back();
+  // the index of the removed transfer leaves order_; the one moved into its place is renamed
+  order_.erase(std::find(order_.begin(), order_.end(), removed));
+  if (removed != last) *std::find(order_.begin(), order_.end(), last) = removed;
   if (!active_.empty()) reshare();
   owner_->on_event(done_kind_, payload);
 }

@@ -119,13 +119,15 @@ class FluidBandwidth final : public EventTarget {
   };
   void settle();
   void reshare();
+  /// Water-filling order: ascending cap, then tag.
+  [[nodiscard]] bool before(std::size_t a, std::size_t b) const noexcept;
 
   Simulator& sim_;
   double capacity_;
   EventTarget* owner_;
   std::uint32_t done_kind_;
   std::vector<Transfer> active_;
-  std::vector<std::size_t> order_;  // scratch for water-filling, kept to avoid reallocation
+  std::vector<std::size_t> order_;  // indices of active_ in water-filling order
   TimeNs settled_ns_ = 0;
   double bytes_moved_ = 0;
 };

@@ -27,8 +27,7 @@ std::uint64_t Simulator::run(TimeNs until_ns) {
   std::uint64_t processed = 0;
   Event e;
   while (!stop_) {
-    if (queue_.next_time() > until_ns) break;
-    if (!queue_.pop(e)) break;
+    if (!queue_.pop_until(until_ns, e)) break;
     // The loop refuses time going backwards: with schedule_at() checking, this can only fire on
     // a kernel bug, and it must not pass silently.
     NPUSIM_CHECK(e.time_ns >= now_ns_);

@@ -312,7 +312,8 @@ CubePhases phases_of(const Gemm& g, const GemmMode& mode, const HwSpec& hw) noex
 
 }  // namespace
 
-KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores, CubePhases* phases) noexcept {
+KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores,
+                     std::optional<CubePhases>* phases) noexcept {
   if (op.kind->role == OpRole::kAttention) return plan_attention(op, hw);
   const OpRole role = op.kind->role;
   const bool conv = role == OpRole::kConv2D || role == OpRole::kConvBackpropInput ||

@@ -90,7 +90,7 @@ KernelPlan plan_index(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
       Transfer rowsx = row_transfer(rows, row_bytes, nt, hw);
       rowsx.transfers = std::max(1.0, rows / nt);
       rowsx.ideal_transfers = rowsx.transfers;
-      if (std::fmod(row_bytes, hw.memory.block_bytes) != 0.0) rowsx.ideal_transfers = rowsx.transfers;
+      if (!is_multiple(row_bytes, hw.memory.block_bytes)) rowsx.ideal_transfers = rowsx.transfers;
       merge(p.in, rowsx);
       p.in.conflict_weight = rowsx.padded_bytes / std::max(p.in.padded_bytes, 1.0);
       p.scalar_cycles = rows / nt * hw.vector.scalar_cycles_per_index;

@@ -60,7 +60,7 @@ Transfer row_transfer(double rows, double row_bytes, double tiles, const HwSpec&
   Transfer t;
   const double block = hw.memory.block_bytes;
   t.bytes = rows * row_bytes / tiles;
-  const bool aligned = std::fmod(row_bytes, block) == 0.0;
+  const bool aligned = is_multiple(row_bytes, block);
   // An aligned row set moves as one strided DMA per tile; an unaligned last axis needs a padded
   // DMA per row (DataCopyPad) and moves whole 32-byte blocks (DESIGN.md "32-byte alignment").
   t.padded_bytes = aligned ? t.bytes : rows * round_up(row_bytes, block) / tiles;

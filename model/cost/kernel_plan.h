@@ -5,7 +5,9 @@
 // double-buffered pipeline per core, per-core DMA rates capped by the chip's HBM/L2 bandwidth,
 // 32-byte alignment, inter-core conflicts, head overhead.
 
+#include <cmath>
 #include <cstdint>
+#include <optional>
 
 #include "model/hw_spec.h"
 #include "model/op_cost.h"
@@ -91,9 +93,10 @@ struct CubePhases {
   bool has_tail = false;
 };
 /// Family plan builders. `cores` is what the op may use (tilers split work by it). plan_cube
-/// also fills `phases` (when given) with the vector-core phases MatMulV3 runs around the GEMM.
+/// also fills `phases` (when given) with the vector-core phases MatMulV3 runs around the GEMM;
+/// it stays empty when there are none (two KernelPlans are not built for nothing).
 [[nodiscard]] KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores,
-                                   CubePhases* phases = nullptr) noexcept;
+                                   std::optional<CubePhases>* phases = nullptr) noexcept;
 [[nodiscard]] KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
 [[nodiscard]] KernelPlan plan_reduction(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
 [[nodiscard]] KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
@@ -114,6 +117,16 @@ struct CubePhases {
   const double q = x / m;
   const auto qi = static_cast<double>(static_cast<std::int64_t>(q));
   return (q > qi ? qi + 1 : qi) * m;
+}
+/// True when `x` is an exact multiple of `m` (as std::fmod(x, m) == 0). Integral byte counts,
+/// the usual case, take an integer remainder instead of the much slower library fmod.
+[[nodiscard]] inline bool is_multiple(double x, double m) noexcept {
+  if (x >= 0 && x < 9.0e15 && m > 0 && m < 9.0e15) {
+    const auto xi = static_cast<std::int64_t>(x);
+    const auto mi = static_cast<std::int64_t>(m);
+    if (static_cast<double>(xi) == x && static_cast<double>(mi) == m) return xi % mi == 0;
+  }
+  return std::fmod(x, m) == 0.0;
 }
 [[nodiscard]] inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) noexcept {
   return b <= 0 ? a : (a + b - 1) / b;

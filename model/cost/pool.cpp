@@ -13,11 +13,14 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <string_view>
 
 #include "model/cost/kernel_plan.h"
 #include "model/op_table.h"
 
 namespace npusim::cost {
+
+using namespace std::string_view_literals;
 
 namespace {
 
@@ -74,7 +77,7 @@ KernelPlan plan_pool(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
   pooled_rows(x, x_rows, x_row_elements, h);
   std::array<std::int64_t, 8> v{};
   double area = 0;
-  for (auto key : {"ksize", "kernel_size", "window"}) {
+  for (const std::string_view key : {"ksize"sv, "kernel_size"sv, "window"sv}) {
     if (const std::size_t n = op.attr_ints(key, v); n >= 2 && area <= 0) {
       area = static_cast<double>(v[n - 2] * v[n - 1]);
     }

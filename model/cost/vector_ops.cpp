@@ -7,11 +7,14 @@
 #include <charconv>
 #include <cmath>
 #include <numeric>
+#include <string_view>
 
 #include "model/cost/kernel_plan.h"
 #include "model/op_table.h"
 
 namespace npusim::cost {
+
+using namespace std::string_view_literals;
 
 namespace {
 
@@ -197,7 +200,7 @@ KernelPlan plan_reduction(const OpDesc& op, const HwSpec& hw, int cores) noexcep
   std::array<std::int64_t, 8> axes{};
   std::size_t na = 0;
   if (kind.role == OpRole::kReduce) {
-    for (auto key : {"axes", "axis", "dim", "reduce_axes"}) {
+    for (const std::string_view key : {"axes"sv, "axis"sv, "dim"sv, "reduce_axes"sv}) {
       if ((na = op.attr_ints(key, axes)) > 0) break;
     }
   }
@@ -272,7 +275,10 @@ KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noe
   }
   const TensorDesc& x = op.inputs[0];
   const double ds = dtype_bytes(x.dtype);
-  std::vector<std::int64_t> out_shape;
+  // The output shape is built in a per-thread scratch vector: once it has grown to the largest
+  // rank seen, copying a shape into it reuses its storage, so predict() does not allocate.
+  thread_local std::vector<std::int64_t> out_shape;
+  out_shape.clear();
   std::array<std::int64_t, 8> v{};
   double in_bytes = x.bytes();
   switch (kind.role) {
@@ -312,7 +318,7 @@ KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noe
       }
       const auto rank = static_cast<std::int64_t>(first ? first->shape.size() : 0);
       std::int64_t axis = -1;
-      for (auto key : {"concat_dim", "axis", "dim"}) {
+      for (const std::string_view key : {"concat_dim"sv, "axis"sv, "dim"sv}) {
         if (op.attr(key)) {
           axis = static_cast<std::int64_t>(op.attr_number(key, 0));
           if (axis < 0) axis += rank;
