@@ -30,6 +30,8 @@ nlohmann::json read_json_file(const fs::path& file) {
     const auto line = static_cast<std::uint32_t>(
         1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
     throw InputError({file.string(), line, 0}, fmt::format("malformed JSON: {}", e.what()));
+  } catch (const nlohmann::json::exception& e) {  // out_of_range: a number like 1e400
+    throw InputError({file.string(), 0, 0}, fmt::format("malformed JSON: {}", e.what()));
   }
 }
 

@@ -635,7 +635,7 @@ SweepResult sweep_from_json(const std::string& text, const std::string& file) {
   Json j;
   try {
     j = Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
     in.fail(fmt::format("not valid JSON ({})", e.what()));
   }
   if (!j.is_object() || !j.contains("npusim_sweep")) {

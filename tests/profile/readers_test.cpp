@@ -9,6 +9,7 @@
 #include "profile/advisor.h"
 #include "profile/columns.h"
 #include "profile/discover.h"
+#include "profile/json_file.h"
 #include "test_files.h"
 
 using npusim::InputError;
@@ -245,6 +246,14 @@ TEST_CASE("a malformed timeline JSON names its line", "[readers][bad]") {
     CHECK(e.pos().line == 3);
     CHECK_THAT(e.detail(), Catch::Contains("malformed JSON"));
   }
+}
+
+TEST_CASE("a JSON number beyond a double is malformed JSON, not a library exception",
+          "[readers][bad]") {
+  npusim::test::TempDir d;
+  const auto p = d.write("profiler_metadata.json", "{\"x\": 1e400}\n");
+  CHECK_THROWS_WITH(npusim::profile::read_json_file(p),
+                    Catch::Contains("malformed JSON") && Catch::Contains("number overflow"));
 }
 
 TEST_CASE("a timeline JSON gives its device task count and AI core clock", "[readers]") {

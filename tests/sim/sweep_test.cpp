@@ -260,6 +260,10 @@ TEST_CASE("A sweep result read back from JSON is the same result", "[sweep]") {
                     Catch::StartsWith("r.json: error: not valid JSON"));
   CHECK_THROWS_WITH(npusim::sim::sweep_from_json("{\"a\": 1}", "r.json"),
                     Catch::Contains("not a sweep result"));
+  // The fuzz smoke's finding: a number beyond a double escaped as nlohmann's out_of_range.
+  CHECK_THROWS_WITH(npusim::sim::sweep_from_json("{\"qps\": 0.40E47360996311818}", "r.json"),
+                    Catch::StartsWith("r.json: error: not valid JSON") &&
+                        Catch::Contains("number overflow"));
 }
 
 TEST_CASE("A sweep file missing some of its points is refused, not merged with holes",
