@@ -54,6 +54,7 @@ class CsvReader {
   [[nodiscard]] std::uint64_t bytes_read() const noexcept { return bytes_read_; }
 
  private:
+  void read_header_or_close();
   void read_header();
   bool read_record();       // fills fields_ from the next record; false at EOF
   bool fill();              // reads more bytes; false at EOF
