@@ -1,5 +1,7 @@
 #include "model/calibration.h"
 
+#include "model/lm_step.h"
+
 #include <fmt/format.h>
 
 #include <Eigen/Dense>
@@ -243,27 +245,11 @@ CalibrationResult calibrate(const std::vector<Sample>& samples, const std::vecto
     jtwj = jac.transpose() * w.asDiagonal() * jac;
     jtwj.diagonal().array() += inv_var;
     const Eigen::VectorXd grad = jac.transpose() * (w.asDiagonal() * r) + inv_var * u;
-    bool improved = false;
-    for (int tries = 0; tries < 10 && !improved; ++tries) {
-      Eigen::MatrixXd a_mat = jtwj;
-      a_mat.diagonal() += mu * jtwj.diagonal();
-      const Eigen::VectorXd delta = a_mat.ldlt().solve(-grad);
-      const Eigen::VectorXd un = (u + delta).cwiseMax(lo).cwiseMin(hi);
-      const Eigen::VectorXd rn = residuals(spec_at(un, active));
-      const double cn = cost_of(rn, un);
-      if (cn < cost) {
-        improved = true;
-        const double rel = (cost - cn) / std::max(cost, 1e-12);
-        u = un;
-        r = rn;
-        cost = cn;
-        mu = std::max(mu / 3, 1e-7);
-        if (rel < 1e-6) it = opt.max_iterations;
-      } else {
-        mu *= 4;
-      }
-    }
-    if (!improved) break;
+    const double rel = lm_damped_step(
+        jtwj, grad, lo, hi, 10, mu, u, r, cost,
+        [&](const Eigen::VectorXd& at) { return residuals(spec_at(at, active)); }, cost_of);
+    if (rel < 0) break;     // no step lowered the cost
+    if (rel < 1e-6) break;  // converged
   }
   res.final_cost = cost;
   res.fitted = spec_at(u, active);

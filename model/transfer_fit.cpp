@@ -1,5 +1,7 @@
 #include "model/transfer_fit.h"
 
+#include "model/lm_step.h"
+
 #include <fmt/format.h>
 
 #include <Eigen/Dense>
@@ -309,27 +311,12 @@ TransferFit fit_transfer(const std::vector<FitGroup>& groups, const TransferOpti
     Eigen::MatrixXd jtwj = jac.transpose() * w.asDiagonal() * jac;
     jtwj.diagonal().array() += inv_var;
     const Eigen::VectorXd grad = jac.transpose() * (w.asDiagonal() * r) + inv_var * u;
-    bool improved = false;
-    for (int tries = 0; tries < 8 && !improved; ++tries) {
-      Eigen::MatrixXd a_mat = jtwj;
-      a_mat.diagonal() += mu * jtwj.diagonal();
-      const Eigen::VectorXd delta = a_mat.ldlt().solve(-grad);
-      const Eigen::VectorXd un = (u + delta).cwiseMax(lo).cwiseMin(hi);
-      const Eigen::VectorXd rn = prob.residuals(fit_rows, un, nullptr, nullptr);
-      const double cn = cost_of(rn, un);
-      if (cn < cost) {
-        improved = true;
-        const double rel = (cost - cn) / std::max(cost, 1e-12);
-        u = un;
-        r = rn;
-        cost = cn;
-        mu = std::max(mu / 3, 1e-7);
-        if (rel < 1e-5) it = o.max_iterations;
-      } else {
-        mu *= 4;
-      }
-    }
-    if (!improved) break;
+    const double rel = lm_damped_step(
+        jtwj, grad, lo, hi, 8, mu, u, r, cost,
+        [&](const Eigen::VectorXd& at) { return prob.residuals(fit_rows, at, nullptr, nullptr); },
+        cost_of);
+    if (rel < 0) break;     // no step lowered the cost
+    if (rel < 1e-5) break;  // converged
   }
 
   // Spec or fit: decided on the held-out shape keys.
