@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "model/cost/kernel_plan.h"
+#include "model/cost/reduce_layout.h"
 #include "model/op_table.h"
 
 namespace npusim::cost {
@@ -192,55 +193,78 @@ KernelPlan plan_reduction(const OpDesc& op, const HwSpec& hw, int cores) noexcep
     return p;
   }
   const TensorDesc& x = op.inputs[0];
-  const auto& s = x.shape;
-  const auto r = static_cast<std::int64_t>(s.size());
   const double e = static_cast<double>(x.elements());
   const double ds = dtype_bytes(x.dtype);
-  // Reduced axes: the attribute when given (axes / axis / dim), else the last axis.
-  std::array<std::int64_t, 8> axes{};
-  std::size_t na = 0;
-  if (kind.role == OpRole::kReduce) {
-    for (const std::string_view key : {"axes"sv, "axis"sv, "dim"sv, "reduce_axes"sv}) {
-      if ((na = op.attr_ints(key, axes)) > 0) break;
-    }
-  }
-  if (na == 0) axes[na++] = -1;
-  std::int64_t last_axis = -1;
-  double reduced = 1;
-  for (std::size_t i = 0; i < na; ++i) {
-    std::int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
-    if (a < 0 || a >= r) continue;
-    reduced *= static_cast<double>(s[static_cast<std::size_t>(a)]);
-    last_axis = std::max(last_axis, a);
-  }
-  if (r == 0) reduced = 1;
-  double inner = 1;
-  for (std::int64_t a = last_axis + 1; a < r; ++a) inner *= static_cast<double>(s[static_cast<std::size_t>(a)]);
-  const bool last_axis_reduction = inner == 1;
-  const double rows = e / reduced / inner;  // independent reductions (outer)
+  // The physical pattern (model/cost/reduce_layout.h): size-1 axes dropped, neighbours merged.
+  const ReduceLayout layout = reduce_layout(op);
+  const double reduced = layout.reduced;
+  // Leading reduced runs with kept axes inside them (NC1HWC0 over N,H,W; NZ over N1; a middle
+  // axis of ND): the kernel adds whole vectors of the kept axes beneath.
+  bool leading = false;
+  for (std::size_t i = 0; i + 1 < layout.count; ++i) leading |= layout.runs[i].reduced;
+  const double row_len = layout.last_reduced();
+  const bool last_axis_reduction = !leading && layout.inner_kept() == 1;
+  const double rows = last_axis_reduction ? e / std::max(1.0, row_len) : e / reduced;
   const double out_elements = kind.role == OpRole::kRowwise ? e : e / reduced;
   const double out_ds = !op.outputs.empty() ? dtype_bytes(op.outputs[0].dtype) : ds;
 
-  std::int64_t parallel = static_cast<std::int64_t>(rows * inner);
+  std::int64_t parallel = static_cast<std::int64_t>(e / std::max(1.0, row_len));
   if (kind.role == OpRole::kReduce && last_axis_reduction) {
     // long rows are split over cores with a final combine
     parallel = static_cast<std::int64_t>(
-        rows * std::ceil(reduced * ds / std::max(1.0, hw.vector.min_bytes_per_core)));
+        rows * std::ceil(row_len * ds / std::max(1.0, hw.vector.min_bytes_per_core)));
+  } else if (!leading) {
+    parallel = static_cast<std::int64_t>(e / reduced);
   }
   const std::int64_t tiles = vector_tiles(e * ds, hw, cores, std::max<std::int64_t>(1, parallel));
   const double nt = static_cast<double>(tiles);
-  double extra_in = 0;
-  for (std::size_t i = 1; i < op.inputs.size(); ++i) extra_in += op.inputs[i].bytes();
+  const bool scalar = is_int64(x.dtype);
   if (last_axis_reduction) {
-    p.in = row_transfer(rows, reduced * ds, nt, hw);
+    p.in = row_transfer(rows, row_len * ds, nt, hw);
     // a row shorter than one repeat still costs a whole repeat per pass
-    const double row_repeats = std::ceil(reduced * ds / hw.vector.repeat_bytes);
+    const double row_repeats = std::ceil(row_len * ds / hw.vector.repeat_bytes);
     const double tile_bytes = rows * row_repeats * hw.vector.repeat_bytes / nt;
-    const bool scalar = is_int64(x.dtype);
     add_compute(p, kind, tile_bytes, e / nt, scalar, hw, bf16_tensors(op, e));
+  } else if (!leading) {
+    // a middle run reduced over kept axes inside it, nothing reduced outside: the old plan
+    const double inner = layout.inner_kept();
+    p.in = row_transfer(e / inner, inner * ds, nt, hw);
+    add_compute(p, kind, e * ds / nt, e / nt, scalar, hw, bf16_tensors(op, e));
   } else {
-    p.in = row_transfer(rows * reduced, inner * ds, nt, hw);
-    add_compute(p, kind, e * ds / nt, e / nt, is_int64(x.dtype), hw, bf16_tensors(op, e));
+    const double unit = layout.runs[layout.count - 1].size;
+    p.in = row_transfer(e / unit, unit * ds, nt, hw);
+    if (scalar || (bf16_tensors(op, e) > 0 && !hw.vector.bf16_arithmetic)) {
+      add_compute(p, kind, e * ds / nt, e / nt, scalar, hw, bf16_tensors(op, e));
+    } else {
+      // reduce-class passes are the vector adds and row sums of the layout; the others
+      // (scale, shift, exp) are dense passes over the data
+      const ReduceRepeats rr = reduce_repeats(layout, ds, hw);
+      const auto& cpr = hw.vector.cycles_per_repeat;
+      for (std::uint8_t i = 0; i < kind.pass_count; ++i) {
+        const VectorClass c = kind.passes[i];
+        const double cycles =
+            c == VectorClass::kReduce
+                ? rr.add * cpr[static_cast<std::size_t>(VectorClass::kBinary)] +
+                      rr.row * cpr[static_cast<std::size_t>(VectorClass::kReduce)]
+                : rr.dense * cpr[static_cast<std::size_t>(c)];
+        p.vector_cycles += cycles / nt + hw.vector.api_overhead_cycles;
+      }
+    }
+  }
+  // Further inputs: full-size ones (BN's x beside dy) stream like the first; small ones (mean,
+  // gamma) are read by every core.
+  double extra_in = 0;
+  for (std::size_t i = 1; i < op.inputs.size(); ++i) {
+    const TensorDesc& t = op.inputs[i];
+    if (leading && static_cast<double>(t.elements()) == e) {
+      const Transfer full = flat_transfer(t.bytes(), nt);
+      p.in.bytes += full.bytes;
+      p.in.padded_bytes += full.padded_bytes;
+      p.in.transfers += full.transfers;
+      p.in.ideal_transfers += full.ideal_transfers;
+    } else {
+      extra_in += t.bytes();
+    }
   }
   Transfer extra = flat_transfer(extra_in * std::min<double>(cores, nt), nt);
   p.reread_bytes = extra_in * (std::min<double>(cores, nt) - 1);
@@ -248,8 +272,14 @@ KernelPlan plan_reduction(const OpDesc& op, const HwSpec& hw, int cores) noexcep
   p.in.padded_bytes += extra.padded_bytes;
   p.in.transfers += extra.transfers;
   p.in.ideal_transfers += extra.ideal_transfers;
-  p.out = kind.role == OpRole::kRowwise ? row_transfer(rows, reduced * out_ds, nt, hw)
-                                        : flat_transfer(out_elements * out_ds, nt);
+  if (leading && !op.outputs.empty()) {
+    double out_bytes = 0;
+    for (const auto& t : op.outputs) out_bytes += t.bytes();
+    p.out = flat_transfer(out_bytes, nt);
+  } else {
+    p.out = kind.role == OpRole::kRowwise ? row_transfer(rows, row_len * out_ds, nt, hw)
+                                          : flat_transfer(out_elements * out_ds, nt);
+  }
   p.tiles = tiles;
   p.flops = e * kind.pass_count;
   return p;
