@@ -147,6 +147,16 @@ std::vector<OpKindInfo> build_table() {
   for (auto n : {"SquareSumV1", "LpNormReduceV2", "SquareSumAll"}) {
     red(n, R::kReduce, {VC::kBinary, VC::kReduce});
   }
+  // Per-channel gradient sums over NC1HWC0 / FRACTAL_NZ (model/cost/reduce_layout.h): vector
+  // adds of C0-wide vectors or 16x16 fractals across the leading axes. BNTrainingUpdateGrad:
+  // x - mean, * rsqrt(var), * dy, then the sums of dy and dy * x_hat.
+  red("BNTrainingUpdateGrad", R::kReduce,
+      {VC::kBinary, VC::kBinary, VC::kBinary, VC::kReduce, VC::kReduce});
+  red("BiasAddGrad", R::kReduce, {VC::kReduce});
+  // LayerNorm's dgamma, dbeta: dy * x_hat, then the sums of it and of dy
+  for (auto n : {"LayerNormBetaGammaBackpropV2", "LayerNormBetaGammaBackprop"}) {
+    red(n, R::kReduce, {VC::kBinary, VC::kReduce, VC::kReduce});
+  }
   red("LayerNormXBackpropV2", R::kRowwise,
       {VC::kReduce, VC::kBinary, VC::kMultiplyAdd, VC::kReduce, VC::kMultiplyAdd,
        VC::kMultiplyAdd});

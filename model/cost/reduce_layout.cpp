@@ -78,6 +78,13 @@ bool from_output(const std::vector<std::int64_t>& s, const std::vector<std::int6
   return j == o.size();
 }
 
+// Per-channel gradient sums whose output is the channel vector: they name no axes and their
+// output ([C]) is not the input with axes dropped when the input is NZ or NC1HWC0.
+bool channel_sum(std::string_view type) noexcept {
+  return type == "BiasAddGrad"sv || type == "LayerNormBetaGammaBackpropV2"sv ||
+         type == "LayerNormBetaGammaBackprop"sv;
+}
+
 }  // namespace
 
 ReduceLayout reduce_layout(const OpDesc& op) noexcept {
@@ -106,6 +113,14 @@ ReduceLayout reduce_layout(const OpDesc& op) noexcept {
       const std::int64_t a = axes[i] < 0 ? axes[i] + lr : axes[i];
       if (a < 0 || a >= lr) continue;
       mark_logical(x.format, r, a, red);
+      known = true;
+    }
+    if (!known && channel_sum(op.kind->type)) {
+      // every logical axis but the channel: the last one (ND, NZ), C for NC1HWC0
+      const std::int64_t channel = x.format == Format::kNC1HWC0 && r == 5 ? 1 : lr - 1;
+      for (std::int64_t a = 0; a < lr; ++a) {
+        if (a != channel) mark_logical(x.format, r, a, red);
+      }
       known = true;
     }
     if (!known && !op.outputs.empty()) {
@@ -142,10 +157,17 @@ ReduceRepeats reduce_repeats(const ReduceLayout& l, double ds, const HwSpec& hw)
     below /= l.runs[i].size;
     const bool last = i + 1 == l.count;
     if (!l.runs[i].reduced || last) continue;
-    // one vadd per (outer, reduced index) of the `below` elements under it
-    const double vectors = e / below;
-    rr.add += vectors * std::ceil(below * ds / rb);
-    e /= l.runs[i].size;
+    // a pairwise tree per outer index: each level adds the upper half of the remaining
+    // vectors onto the lower half in one vadd over their contiguous `below`-wide rows
+    const double n = l.runs[i].size;
+    double per_outer = 0;
+    for (double m = n; m > 1;) {
+      const double h = std::floor(m / 2);
+      per_outer += std::ceil(h * below * ds / rb);
+      m -= h;
+    }
+    rr.add += e / (n * below) * per_outer;
+    e /= n;
   }
   if (const double len = l.last_reduced(); len > 1 || (l.count == 1 && l.runs[0].reduced)) {
     rr.row = e / std::max(1.0, len) * std::ceil(std::max(1.0, len) * ds / rb);

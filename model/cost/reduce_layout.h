@@ -46,10 +46,11 @@ struct ReduceLayout {
 [[nodiscard]] ReduceLayout reduce_layout(const OpDesc& op) noexcept;
 
 /// Vector repeats of one sum over the layout, in the order the kernel runs it: each reduced run
-/// that has kept axes inside it is added vector by vector (one vadd per outer index and reduced
-/// index over the `chunk` elements beneath, ceil(chunk bytes / repeat) repeats each: binary
-/// class), which shrinks the data; a reduced last run is then summed row by row (vcadd: one
-/// repeat per started 256 bytes of row, reduce class). `ds` is the accumulation dtype's size.
+/// of n with kept axes inside it (`below` elements beneath each index) is summed by a pairwise
+/// tree per outer index, each level one vadd over the upper half's contiguous rows
+/// (ceil(half x below bytes / repeat) repeats, binary class): about one dense pass plus log2(n)
+/// partial repeats. That shrinks the data; a reduced last run is then summed row by row (vcadd:
+/// one repeat per started 256 bytes of row, reduce class). `ds` is the data dtype's size.
 struct ReduceRepeats {
   double add = 0;     ///< binary-class repeats (leading-axis vector adds)
   double row = 0;     ///< reduce-class repeats (last-axis row sums)
