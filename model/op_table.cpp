@@ -152,6 +152,7 @@ std::vector<OpKindInfo> build_table() {
   // x - mean, * rsqrt(var), * dy, then the sums of dy and dy * x_hat.
   red("BNTrainingUpdateGrad", R::kReduce,
       {VC::kBinary, VC::kBinary, VC::kBinary, VC::kReduce, VC::kReduce});
+  t.back().fp32_compute = true;  // bn_training_update_grad.py casts fp16 inputs to fp32
   red("BiasAddGrad", R::kReduce, {VC::kReduce});
   // LayerNorm's dgamma, dbeta: dy * x_hat, then the sums of it and of dy
   for (auto n : {"LayerNormBetaGammaBackpropV2", "LayerNormBetaGammaBackprop"}) {

@@ -238,8 +238,21 @@ KernelPlan plan_reduction(const OpDesc& op, const HwSpec& hw, int cores) noexcep
     } else {
       // reduce-class passes are the vector adds and row sums of the layout; the others
       // (scale, shift, exp) are dense passes over the data
-      const ReduceRepeats rr = reduce_repeats(layout, ds, hw);
+      // a kernel that computes in fp32 converts each full-size fp16 tensor once and runs its
+      // passes over fp32 bytes
+      const bool widen = kind.fp32_compute && ds == 2;
+      const ReduceRepeats rr = reduce_repeats(layout, widen ? 4.0 : ds, hw);
       const auto& cpr = hw.vector.cycles_per_repeat;
+      if (widen) {
+        int casts = 0;
+        for (const auto* ts : {&op.inputs, &op.outputs}) {
+          for (const auto& t : *ts) {
+            casts += dtype_bytes(t.dtype) == 2 && static_cast<double>(t.elements()) == e ? 1 : 0;
+          }
+        }
+        p.vector_cycles += casts * (rr.dense * cpr[static_cast<std::size_t>(VectorClass::kConvert)] / nt +
+                                    hw.vector.api_overhead_cycles);
+      }
       for (std::uint8_t i = 0; i < kind.pass_count; ++i) {
         const VectorClass c = kind.passes[i];
         const double cycles =
