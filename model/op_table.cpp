@@ -96,6 +96,11 @@ std::vector<OpKindInfo> build_table() {
   // MindSpore / TBE training ops of the Ascend 910 corpus, composed the same way:
   // relu that also writes its mask (a compare), and the gradient that selects by it
   ew("ReLUV2", {VC::kUnary, VC::kBinary});
+  // Batch-norm apply over NC1HWC0 with per-channel statistics: (x - mean) * rsqrt(var) * scale +
+  // offset, in fp32 (bn_training_update.py casts fp16 x); the running-statistics update is
+  // per channel and small.
+  ew("BNTrainingUpdate", {VC::kBinary, VC::kBinary, VC::kMultiplyAdd});
+  t.back().fp32_compute = true;
   ew("ReluGradV2", {VC::kBinary});
   for (auto n : {"SigmoidCrossEntropyWithLogits", "SigmoidCrossEntropyWithLogitsGrad"}) {
     ew(n, {VC::kSigmoid, VC::kMultiplyAdd});
@@ -130,9 +135,13 @@ std::vector<OpKindInfo> build_table() {
   for (auto n : {"ReduceSum", "ReduceSumD", "ReduceMean", "ReduceMeanD", "ReduceMax", "ReduceMaxD",
                  "ReduceMin", "ReduceMinD", "ReduceProd", "ReduceProdD", "ReduceAll", "ReduceAny",
                  "ArgMax", "ArgMaxV2", "ArgMaxD", "ArgMin", "ArgMinV2", "ArgMinD", "ReduceLogSumExp",
-                 "BNTrainingReduce", "Norm", "LpNormV2"}) {
+                 "Norm", "LpNormV2"}) {
     red(n, R::kReduce, {VC::kReduce});
   }
+  // Per-channel sum and sum of squares over N, H, W of NC1HWC0, in fp32: x * x and two vector
+  // adds across the leading axes (binary-class vadds, model/cost/reduce_layout.h), not vcadd.
+  red("BNTrainingReduce", R::kReduce, {VC::kBinary, VC::kBinary, VC::kBinary});
+  t.back().fp32_compute = true;
   // pooling windows over NC1HWC0 maps (model/cost/pool.cpp); passes are the pool plan's own
   for (auto n : {"MaxPool", "MaxPoolV3", "MaxPoolWithArgmax", "MaxPoolWithArgmaxV1",
                  "MaxPoolWithArgmaxV2", "AvgPool", "AvgPoolV2"}) {
@@ -318,6 +327,7 @@ const OpKindInfo* fusion_kind(Index& idx, const std::string& key, std::string_vi
   info = *main;
   const bool cube = info.family == F::kCube;
   for (const OpKindInfo* k : parts) {
+    info.fp32_compute = info.fp32_compute || k->fp32_compute;
     if (k == main) continue;
     for (std::uint8_t i = 0; i < k->pass_count; ++i) {
       auto& passes = cube ? info.epilogue : info.passes;

@@ -39,7 +39,8 @@ void add_compute(KernelPlan& p, const OpKindInfo& kind, double tile_bytes, doubl
   if (scalar_fallback) {
     p.scalar_cycles += tile_elements * hw.vector.scalar_cycles_per_element * kind.pass_count;
     p.warnings |= kWarnInt64ScalarFallback;
-  } else if (bf16_casts > 0 && !hw.vector.bf16_arithmetic && kind.role != OpRole::kCast) {
+  } else if (bf16_casts > 0 && (!hw.vector.bf16_arithmetic || kind.fp32_compute) &&
+             kind.role != OpRole::kCast) {
     const double fp32_bytes = tile_elements * 4.0;
     p.vector_cycles += pass_cycles(kind, fp32_bytes, hw);
     p.vector_cycles += bf16_casts * class_pass_cycles(VectorClass::kConvert, fp32_bytes, hw);
@@ -54,6 +55,19 @@ int bf16_tensors(const OpDesc& op, double elements) {
   for (const auto* ts : {&op.inputs, &op.outputs}) {
     for (const auto& t : *ts) {
       n += t.dtype == DType::kBFloat16 && static_cast<double>(t.elements()) >= elements ? 1 : 0;
+    }
+  }
+  return n;
+}
+
+// Full-size tensors a kernel converts to compute in fp32: bf16 ones on a core without bf16
+// arithmetic, and fp16 ones too when the kernel computes in fp32 (kind.fp32_compute).
+int widened_tensors(const OpDesc& op, double elements, const OpKindInfo& kind) {
+  int n = bf16_tensors(op, elements);
+  if (!kind.fp32_compute) return n;
+  for (const auto* ts : {&op.inputs, &op.outputs}) {
+    for (const auto& t : *ts) {
+      n += t.dtype == DType::kFloat16 && static_cast<double>(t.elements()) >= elements ? 1 : 0;
     }
   }
   return n;
@@ -105,13 +119,19 @@ KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexc
   p.unit = Placement::kVector;
   const OpKindInfo& kind = *op.kind;
   double e = 1, last = 1;
-  if (!op.outputs.empty()) {
-    e = product(op.outputs[0].shape);
-    last = last_dim(op.outputs[0].shape);
+  // The largest output sets the extent: MindSpore lists BNTrainingUpdate's per-channel
+  // statistics ([1,C1,1,1,C0]) before y.
+  const TensorDesc* main_out = nullptr;
+  for (const auto& t : op.outputs) {
+    if (!main_out || t.elements() > main_out->elements()) main_out = &t;
+  }
+  if (main_out) {
+    e = product(main_out->shape);
+    last = last_dim(main_out->shape);
   } else {
     broadcast_extent(op.inputs, e, last);
   }
-  DType out_dtype = !op.outputs.empty() ? op.outputs[0].dtype
+  DType out_dtype = main_out ? main_out->dtype
                     : kind.compare      ? DType::kBool
                     : op.inputs.empty() ? DType::kFloat16
                                         : op.inputs[0].dtype;
@@ -176,7 +196,8 @@ KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexc
     p.out = row_transfer(rows, last * out_ds, nt, hw);
   }
   const bool scalar = any_int64(op.inputs) && !kind.int64_vector;
-  const int casts = bf16_tensors(op, e) + (op.outputs.empty() && out_dtype == DType::kBFloat16);
+  const int casts =
+      widened_tensors(op, e, kind) + (op.outputs.empty() && out_dtype == DType::kBFloat16);
   add_compute(p, kind, e * ds / nt, e / nt, scalar, hw, casts);
   p.vector_cycles += broadcast_passes * class_pass_cycles(VectorClass::kUnary, e * ds / nt, hw);
   p.tiles = tiles;
