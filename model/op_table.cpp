@@ -101,6 +101,11 @@ std::vector<OpKindInfo> build_table() {
   // per channel and small.
   ew("BNTrainingUpdate", {VC::kBinary, VC::kBinary, VC::kMultiplyAdd});
   t.back().fp32_compute = true;
+  // Its input gradient: x_hat = (x - mean) * rsqrt(var), then
+  // dx = scale * rsqrt(var) * (dy - (diff_offset + x_hat * diff_scale) / N), in fp32
+  ew("BNTrainingReduceGrad",
+     {VC::kBinary, VC::kBinary, VC::kMultiplyAdd, VC::kBinary, VC::kBinary});
+  t.back().fp32_compute = true;
   ew("ReluGradV2", {VC::kBinary});
   for (auto n : {"SigmoidCrossEntropyWithLogits", "SigmoidCrossEntropyWithLogitsGrad"}) {
     ew(n, {VC::kSigmoid, VC::kMultiplyAdd});
