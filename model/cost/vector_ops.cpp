@@ -260,6 +260,14 @@ KernelPlan plan_reduction(const OpDesc& op, const HwSpec& hw, int cores) noexcep
     const double row_repeats = std::ceil(row_len * ds / hw.vector.repeat_bytes);
     const double tile_bytes = rows * row_repeats * hw.vector.repeat_bytes / nt;
     add_compute(p, kind, tile_bytes, e / nt, scalar, hw, bf16_tensors(op, e));
+    if (kind.role == OpRole::kRowwise) {
+      // each row's max / sum / mean goes to the scalar unit and back before the pass that uses it
+      int reduces = 0;
+      for (std::uint8_t i = 0; i < kind.pass_count; ++i) {
+        reduces += kind.passes[i] == VectorClass::kReduce ? 1 : 0;
+      }
+      p.scalar_cycles += rows / nt * reduces * hw.vector.row_reduce_sync_cycles;
+    }
   } else if (!leading) {
     // a middle run reduced over kept axes inside it, nothing reduced outside: the old plan
     const double inner = layout.inner_kept();
