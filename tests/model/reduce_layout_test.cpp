@@ -123,3 +123,56 @@ TEST_CASE("BNTrainingUpdateGrad on NC1HWC0: dense passes plus a vector-add tree 
   // both full-size inputs stream once, the per-channel operands once: 2 x 1024 + 2 x 128 B read
   CHECK(c.bytes_in == Approx(2 * 1024 + 2 * 128));
 }
+
+TEST_CASE("batch-norm kernels compute fp16 data in fp32: converts plus passes over fp32 bytes",
+          "[mechanism][reduce]") {
+  HwSpec hw = toy_vector();
+  hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kMultiplyAdd)] = 6;
+  // BNTrainingUpdate on x [1,1,4,4,16] fp16 (256 elements) with six per-channel [1,1,1,1,16]
+  // fp32 operands; MindSpore lists the four [1,1,1,1,16] statistics outputs before y.
+  // The extent is y's 256 elements: in fp32 1024 B = 4 repeats. Passes sub, mul (binary, 2) and
+  // madd (6): 4 x 10 + 3 x 22 = 106 cycles; converting x and y (fp16, full size): 2 x (4 x 1 +
+  // 22) = 52 cycles. 158 cycles at 1 GHz.
+  const std::string c = "1,1,1,1,16";
+  const OpDesc op = make("BNTrainingUpdate", "1,1,4,4,16;" + c + ";" + c + ";" + c + ";" + c +
+                                                 ";" + c + ";" + c,
+                         "FLOAT16;FLOAT;FLOAT;FLOAT;FLOAT;FLOAT;FLOAT", "NC1HWC0",
+                         c + ";" + c + ";" + c + ";" + c + ";1,1,4,4,16",
+                         "FLOAT;FLOAT;FLOAT;FLOAT;FLOAT16", "NC1HWC0");
+  const OpCost cost = predict(op, hw, kOneVectorCore);
+  CHECK(cost.pipes.vector_us == Approx(0.158));
+  CHECK((cost.warnings & kWarnUnknownOpType) == 0);
+  // the same kernel on fp32 data converts nothing and runs the passes on the same 4 repeats
+  const OpDesc op32 = make("BNTrainingUpdate", "1,1,4,4,16;" + c + ";" + c + ";" + c + ";" + c +
+                                                   ";" + c + ";" + c,
+                           "FLOAT", "NC1HWC0", c + ";" + c + ";" + c + ";" + c + ";1,1,4,4,16",
+                           "FLOAT", "NC1HWC0");
+  CHECK(predict(op32, hw, kOneVectorCore).pipes.vector_us == Approx(0.106));
+}
+
+TEST_CASE("per-row ND statistics against an NZ tensor cost a repeat per 16-element segment",
+          "[mechanism][reduce]") {
+  HwSpec hw = toy_vector();
+  hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kMultiplyAdd)] = 6;
+  // LayerNormXBackpropV2: dy, x NZ [2,4,16,16] (logical 64 x 32, fp16, 2048 elements), mean
+  // and variance ND [64,1], gamma [32]. 2048 / 16 = 128 segments of 32 B, one repeat each, in
+  // each of the six passes (reduce 7, binary 2, madd 6, reduce 7, madd 6, madd 6 = 34 cycles):
+  // 128 x 34 + 6 x 22 = 4484 cycles.
+  const OpDesc op = make("LayerNormXBackpropV2", "2,4,16,16;2,4,16,16;64,1;64,1;32",
+                         "FLOAT16;FLOAT16;FLOAT;FLOAT;FLOAT16",
+                         "FRACTAL_NZ;FRACTAL_NZ;ND;ND;ND", "2,4,16,16", "FLOAT16", "FRACTAL_NZ");
+  CHECK(predict(op, hw, kOneVectorCore).pipes.vector_us == Approx(4.484));
+}
+
+TEST_CASE("a row norm over an ND last axis pays a scalar round trip per row and reduce pass",
+          "[mechanism][reduce]") {
+  HwSpec hw = toy_vector();
+  const OpDesc op = make("SoftmaxV2", "8,50", "FLOAT16", "ND", "8,50", "FLOAT16", "ND");
+  hw.vector.row_reduce_sync_cycles = 0;
+  const double base = predict(op, hw, kOneVectorCore).pipes.vector_us;
+  hw.vector.row_reduce_sync_cycles = 100;
+  // 8 rows x 2 reduce passes (max, sum) x 100 cycles = 1.6 us more on the vector stage
+  // (the scalar unit's share is reported with it)
+  const OpCost c = predict(op, hw, kOneVectorCore);
+  CHECK(c.pipes.vector_us + c.pipes.scalar_us - base == Approx(1.6));
+}
