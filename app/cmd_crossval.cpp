@@ -28,7 +28,7 @@ struct CrossValArgs {
   std::size_t max_keys = 250;
   bool json = false;
   std::string correction = "none";
-  bool hashed_type = false;
+  bool hashed_type = false, no_chip_features = false;
   int gbt_rounds = 150, gbt_depth = 4;
   double ridge_alpha = 1;
 };
@@ -94,9 +94,10 @@ std::string line_of(const ErrorSummary& e) {
 
 // The calibrated figures beside the calibrated-and-corrected ones.
 void print_corrected(const CvReport& rep, const CvOptions& opt, const std::string& kind) {
-  std::cout << fmt::format("\nlearned correction '{}'{}: calibrated | calibrated and corrected, % "
+  std::cout << fmt::format("\nlearned correction '{}'{}{}: calibrated | calibrated and corrected, % "
                            "(MAPE, median, P90, total); ood = rows left uncorrected\n",
-                           kind, opt.correction.hashed_type ? " with the hashed op type" : "");
+                           kind, opt.correction.features.hashed_type ? " with the hashed op type" : "",
+                           opt.correction.features.chip ? "" : " without chip features");
   std::cout << fmt::format("{:<18} | {:^27} | {:^27} {:>6} | {:^27} | {:^27} {:>6}\n", "run",
                            "leave-one-run-out", "corrected", "ood", "leave-one-workload-out",
                            "corrected", "ood");
@@ -156,7 +157,8 @@ void run_crossval(const CrossValArgs& a) {
   opt.shape_seeds = a.seeds;
   opt.fit.max_keys_per_run = a.max_keys;
   opt.correction.kind = *parse_correction_kind(a.correction);
-  opt.correction.hashed_type = a.hashed_type;
+  opt.correction.features.hashed_type = a.hashed_type;
+  opt.correction.features.chip = !a.no_chip_features;
   opt.correction.gbt.rounds = a.gbt_rounds;
   opt.correction.gbt.max_depth = a.gbt_depth;
   opt.correction.ridge_alpha = a.ridge_alpha;
@@ -202,6 +204,7 @@ void run_crossval(const CrossValArgs& a) {
     if (corr) {
       j["correction"] = {{"kind", a.correction},
                          {"hashed_type", a.hashed_type},
+                         {"chip_features", !a.no_chip_features},
                          {"trainings", rep.corrections_trained},
                          {"training_seconds", rep.correction_seconds},
                          {"loro_ood_rows", rep.loro_ood},
@@ -287,6 +290,8 @@ void register_crossval(CLI::App& app) {
       ->capture_default_str();
   sub->add_flag("--hashed-type", a->hashed_type,
                 "give the correction a hashed op-type feature (to measure whether names transfer)");
+  sub->add_flag("--no-chip-features", a->no_chip_features,
+                "leave the chip's core counts and clock out of the correction's features");
   sub->add_option("--gbt-rounds", a->gbt_rounds, "boosting rounds of the gbt correction")
       ->check(CLI::Range(1, 5000))
       ->capture_default_str();

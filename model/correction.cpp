@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/op_table.h"
+
 namespace npusim {
 
 const char* correction_kind_name(CorrectionKind k) noexcept {
@@ -28,13 +30,13 @@ std::optional<CorrectionKind> parse_correction_kind(std::string_view s) noexcept
 
 std::size_t CorrectionSet::add_run(const std::vector<Sample>& samples,
                                    const std::vector<std::size_t>& rows, const HwSpec& hw,
-                                   double weight, bool hashed_type) {
+                                   double weight, FeatureSet features) {
   std::size_t n = 0;
   for (const std::size_t i : rows) {
     const Sample& s = samples.at(i);
     const SamplePrediction p = predict_sample(s, hw);
     if (!(s.measured_us > 0) || !(p.predicted_us > 0)) continue;
-    x.push_back(correction_features(s, p, hw, hashed_type));
+    x.push_back(correction_features(s, p, hw, features));
     y.push_back(std::log(s.measured_us / p.predicted_us));
     w.push_back(weight);
     ++n;
@@ -42,12 +44,12 @@ std::size_t CorrectionSet::add_run(const std::vector<Sample>& samples,
   return n;
 }
 
-CorrectionSet balanced_set(const std::vector<CorrectionRunRows>& runs, bool hashed_type) {
+CorrectionSet balanced_set(const std::vector<CorrectionRunRows>& runs, FeatureSet features) {
   CorrectionSet set;
   std::vector<std::pair<std::size_t, std::size_t>> spans;  // [begin, end) of each run's rows
   for (const auto& r : runs) {
     const std::size_t begin = set.x.size();
-    set.add_run(*r.samples, r.rows, r.hw, 1.0, hashed_type);
+    set.add_run(*r.samples, r.rows, r.hw, 1.0, features);
     if (set.x.size() > begin) spans.emplace_back(begin, set.x.size());
   }
   // Each run weighs N / R in total: mean row weight 1, every run the same.
@@ -169,7 +171,7 @@ std::vector<double> corrected_predictions(const std::vector<Sample>& samples,
     const SamplePrediction p = predict_sample(s, hw);
     pred[k] = p.predicted_us;
     if (p.predicted_us > 0 && c.kind() != CorrectionKind::kNone) {
-      feats.push_back(correction_features(s, p, hw, c.options().hashed_type));
+      feats.push_back(correction_features(s, p, hw, c.options().features));
       where.push_back(k);
     }
   }
@@ -181,6 +183,44 @@ std::vector<double> corrected_predictions(const std::vector<Sample>& samples,
   }
   if (ood) *ood = n_ood;
   return pred;
+}
+
+CorrectedReport evaluate_corrected(const std::vector<Sample>& samples,
+                                   const std::vector<std::size_t>& rows, const HwSpec& hw,
+                                   const Correction& c) {
+  CorrectedReport rep;
+  std::vector<CorrectionFeatures> feats;
+  std::vector<double> pred;
+  std::vector<std::size_t> used;
+  for (const std::size_t i : rows) {
+    const Sample& s = samples.at(i);
+    const SamplePrediction p = predict_sample(s, hw);
+    if (!(s.measured_us > 0) || !(p.predicted_us > 0)) continue;
+    feats.push_back(correction_features(s, p, hw, c.options().features));
+    pred.push_back(p.predicted_us);
+    used.push_back(i);
+  }
+  const std::vector<CorrectionApplied> a = c.apply(feats);
+  std::vector<double> m, q;
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> fam;
+  for (std::size_t k = 0; k < used.size(); ++k) {
+    const Sample& s = samples[used[k]];
+    const double v = pred[k] * a[k].factor;
+    m.push_back(s.measured_us);
+    q.push_back(v);
+    auto& f = fam[family_name(s.op.kind->family)];
+    f.first.push_back(s.measured_us);
+    f.second.push_back(v);
+    if (a[k].ood) {
+      ++rep.ood;
+      const std::string& w = a[k].why;
+      const std::size_t cut = w.rfind("family ", 0) == 0 ? w.find(' ', 7) : w.find(' ');
+      ++rep.ood_reasons[w.substr(0, cut)];
+    }
+  }
+  rep.overall = summarize(m, q);
+  for (const auto& [k, v] : fam) rep.by_family[k] = summarize(v.first, v.second);
+  return rep;
 }
 
 }  // namespace npusim

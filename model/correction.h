@@ -10,6 +10,7 @@
 // training range by a margin) gets no correction and is counted: the model's answer stands.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,7 +30,7 @@ enum class CorrectionKind : std::uint8_t { kNone, kRidge, kGbt };
 
 struct CorrectionOptions {
   CorrectionKind kind = CorrectionKind::kNone;
-  bool hashed_type = false;   ///< add the hashed op type feature
+  FeatureSet features;        ///< optional features (hashed op type, chip figures)
   double ood_margin = 0.1;    ///< FeatureRange::margin
   double max_log_target = 3;  ///< training targets clipped to ±this (a factor of 20)
   double ridge_alpha = 1;     ///< ridge penalty per unit of total row weight, standardised features
@@ -43,7 +44,7 @@ struct CorrectionSet {
   /// Appends the rows `rows` of `samples` predicted on `hw`, each weighted `weight`; rows with no
   /// positive measured or predicted time are skipped. Returns how many were added.
   std::size_t add_run(const std::vector<Sample>& samples, const std::vector<std::size_t>& rows,
-                      const HwSpec& hw, double weight, bool hashed_type);
+                      const HwSpec& hw, double weight, FeatureSet features);
 };
 
 /// Builds a set from several runs' rows so that each run's rows weigh the same in total and the
@@ -54,7 +55,7 @@ struct CorrectionRunRows {
   HwSpec hw;
 };
 [[nodiscard]] CorrectionSet balanced_set(const std::vector<CorrectionRunRows>& runs,
-                                         bool hashed_type);
+                                         FeatureSet features);
 
 /// One row's answer.
 struct CorrectionApplied {
@@ -73,6 +74,12 @@ class Correction {
   [[nodiscard]] const CorrectionOptions& options() const noexcept { return options_; }
   [[nodiscard]] std::size_t training_rows() const noexcept { return rows_; }
 
+  /// The correction as a text file (model/correction_io.cpp): options, feature ranges, the
+  /// regressor (ridge coefficients or XGBoost's JSON model). `parse` reads it back; a malformed
+  /// file throws InputError at `file`:line.
+  [[nodiscard]] std::string serialize() const;
+  [[nodiscard]] static Correction parse(const std::string& text, const std::string& file);
+
  private:
   CorrectionOptions options_;
   FeatureRange range_;
@@ -81,6 +88,19 @@ class Correction {
   double intercept_ = 0;
   GbtModel gbt_;
 };
+
+/// The error of `rows` of `samples` on `hw` with the correction: overall and per family, and the
+/// rows left uncorrected, counted by reason (the feature named first in the reason, or
+/// "family X").
+struct CorrectedReport {
+  ErrorSummary overall;
+  std::map<std::string, ErrorSummary> by_family;
+  std::size_t ood = 0;
+  std::map<std::string, std::size_t> ood_reasons;
+};
+[[nodiscard]] CorrectedReport evaluate_corrected(const std::vector<Sample>& samples,
+                                                 const std::vector<std::size_t>& rows,
+                                                 const HwSpec& hw, const Correction& c);
 
 /// Predictions of `rows` of `samples` on `hw` after the correction; counts the rows left
 /// uncorrected as out of distribution in `*ood` when given.

@@ -65,7 +65,7 @@ bool range_checked(std::size_t i) {
 }  // namespace
 
 CorrectionFeatures correction_features(const Sample& s, const SamplePrediction& p, const HwSpec& hw,
-                                       bool hashed_type) {
+                                       FeatureSet set) {
   CorrectionFeatures x{};
   const OpCost& c = p.cost;
   const auto fam = static_cast<std::size_t>(s.op.kind->family);
@@ -100,10 +100,12 @@ CorrectionFeatures correction_features(const Sample& s, const SamplePrediction& 
     if (blocked(out.format)) x[kBlockedFormat] = 1;
   }
   x[kL2Hit] = std::clamp(s.l2_hit_ratio, 0.0, 1.0);
-  x[kCubeCores] = hw.chip.cube_cores;
-  x[kVectorCores] = hw.chip.vector_cores;
-  x[kFreqGhz] = hw.chip.freq_mhz / 1000.0;
-  x[kTypeHash] = hashed_type ? type_hash(s.op.type) : 0.0;
+  if (set.chip) {
+    x[kCubeCores] = hw.chip.cube_cores;
+    x[kVectorCores] = hw.chip.vector_cores;
+    x[kFreqGhz] = hw.chip.freq_mhz / 1000.0;
+  }
+  x[kTypeHash] = set.hashed_type ? type_hash(s.op.type) : 0.0;
   return x;
 }
 

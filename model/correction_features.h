@@ -23,10 +23,15 @@ inline constexpr std::size_t kFamilyFeatures = 8;
 
 using CorrectionFeatures = std::array<double, kCorrectionFeatures>;
 
-/// The features of `s` predicted as `p` on `hw` (p.predicted_us > 0). `hashed_type`: the last
-/// feature is a hash of the op type in [0, 1) instead of 0.
+/// Which optional features are filled (the others are 0).
+struct FeatureSet {
+  bool hashed_type = false;  ///< the last feature: a hash of the op type in [0, 1)
+  bool chip = true;          ///< cube and vector core counts and the clock
+};
+
+/// The features of `s` predicted as `p` on `hw` (p.predicted_us > 0).
 [[nodiscard]] CorrectionFeatures correction_features(const Sample& s, const SamplePrediction& p,
-                                                     const HwSpec& hw, bool hashed_type = false);
+                                                     const HwSpec& hw, FeatureSet set = {});
 
 /// Short names of the features, for reports and model files.
 [[nodiscard]] const std::array<const char*, kCorrectionFeatures>& correction_feature_names();

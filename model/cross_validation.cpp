@@ -68,7 +68,7 @@ Correction train_correction(const std::vector<CvRun>& runs,
     if (rows[j].empty()) continue;
     in.push_back({&runs[j].samples, rows[j], apply_transfer(runs[j].spec, runs[j].chip, fit)});
   }
-  Correction c = Correction::train(balanced_set(in, o.hashed_type), o);
+  Correction c = Correction::train(balanced_set(in, o.features), o);
   rep.correction_seconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++rep.corrections_trained;
