@@ -29,7 +29,7 @@ struct CrossValArgs {
   bool json = false;
   std::string correction = "none";
   bool hashed_type = false, no_chip_features = false;
-  int gbt_rounds = 150, gbt_depth = 4;
+  int gbt_rounds = 150, gbt_depth = 6;
   double ridge_alpha = 1;
 };
 

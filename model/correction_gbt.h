@@ -12,7 +12,7 @@ namespace npusim {
 
 struct GbtOptions {
   int rounds = 150;
-  int max_depth = 4;
+  int max_depth = 6;
   double eta = 0.1;
   double min_child_weight = 20;  ///< in units of row weight (mean row weight is 1)
   double lambda = 1;
