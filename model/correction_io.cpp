@@ -1,9 +1,10 @@
-// The learned correction's file: one `key values...` line per field, then the regressor. The
-// boosted trees are XGBoost's own JSON model, written after a `gbt_model BYTES` line.
+// The learned correction's file: one `key values...` line per field, then the regressor: the
+// ridge coefficients, or the boosted trees' node arrays, one line each per tree.
 #include <fmt/format.h>
 
 #include <cmath>
 #include <sstream>
+#include <utility>
 
 #include "model/correction.h"
 #include "model/error.h"
@@ -82,10 +83,15 @@ std::string Correction::serialize() const {
     s += "scale" + numbers(scale_) + "\n";
     s += "beta" + numbers(beta_) + "\n";
   } else if (options_.kind == CorrectionKind::kGbt) {
-    const std::string model = gbt_.save();
-    s += fmt::format("gbt_model {}\n", model.size());
-    s += model;
-    s += "\n";
+    s += fmt::format("base_score {:.17g}\n", gbt_.base_score());
+    s += fmt::format("trees {}\n", gbt_.trees().size());
+    for (const GbtTree& t : gbt_.trees()) {
+      s += fmt::format("nodes {}\n", t.left.size());
+      s += "left" + numbers(t.left) + "\n";
+      s += "right" + numbers(t.right) + "\n";
+      s += "feature" + numbers(t.feature) + "\n";
+      s += "value" + numbers(t.value) + "\n";
+    }
   }
   return s;
 }
@@ -131,14 +137,32 @@ Correction Correction::parse(const std::string& text, const std::string& file) {
     c.beta_ = r.values("beta", kCorrectionFeatures);
     return c;
   }
-  const double bytes = r.value("gbt_model");
-  if (bytes < 2 || r.pos + static_cast<std::size_t>(bytes) > text.size()) {
-    r.fail(fmt::format("gbt_model {}: the file ends before the model's bytes", bytes));
+  const double base = r.value("base_score");
+  const double count = r.value("trees");
+  if (count < 0 || count > 100000 || count != std::floor(count)) {
+    r.fail(fmt::format("trees {}: expected a whole number up to 100000", count));
+  }
+  std::vector<GbtTree> trees(static_cast<std::size_t>(count));
+  auto ints = [&](const char* key, std::size_t n) {
+    std::vector<int> v;
+    for (const double d : r.values(key, n)) {
+      if (d != std::floor(d) || std::abs(d) > 1e9) r.fail(fmt::format("'{}': {} is not an index", key, d));
+      v.push_back(static_cast<int>(d));
+    }
+    return v;
+  };
+  for (GbtTree& t : trees) {
+    const double n = r.value("nodes");
+    if (n < 1 || n > 1e6 || n != std::floor(n)) r.fail(fmt::format("nodes {}", n));
+    const auto nodes = static_cast<std::size_t>(n);
+    t.left = ints("left", nodes);
+    t.right = ints("right", nodes);
+    t.feature = ints("feature", nodes);
+    for (const double v : r.values("value", nodes)) t.value.push_back(static_cast<float>(v));
   }
   try {
-    c.gbt_ = GbtModel::load(text.substr(r.pos, static_cast<std::size_t>(bytes)));
-  } catch (const std::runtime_error& e) {
-    ++r.line;
+    c.gbt_ = GbtModel(base, std::move(trees), kCorrectionFeatures);
+  } catch (const std::invalid_argument& e) {
     r.fail(e.what());
   }
   return c;
