@@ -194,6 +194,36 @@ TEST_CASE("correction file: malformed input is a file:line error", "[correction]
   CHECK_THROWS_AS(Correction::parse("npusim-correction 1\nkind x\n", "f.txt"), InputError);
 }
 
+TEST_CASE("correction file: a damaged tree is refused when read, never walked",
+          "[correction][bad]") {
+  // The fuzz finding: XGBoost's loader took a model whose child indices were damaged and
+  // crashed at prediction. A file's trees are checked node by node: children after their parent.
+  const HwSpec hw = b3();
+  auto truth = [](double bytes) { return bytes > 1e6 ? 2.0 : 1.0; };
+  const auto a = run(hw, 0, truth), b = run(hw, 1, truth);
+  CorrectionOptions o;
+  o.kind = CorrectionKind::kGbt;
+  o.gbt.rounds = 2;
+  o.gbt.min_child_weight = 1;
+  const std::string good =
+      Correction::train(balanced_set({{&a, all(a), hw}, {&b, all(b), hw}}, o.features), o)
+          .serialize();
+  const std::size_t at = good.find("\nleft 1 ");
+  REQUIRE(at != std::string::npos);  // the first tree splits at its root
+  std::string cyclic = good;
+  cyclic.replace(at, 8, "\nleft 0 ");  // the root's left child is the root itself
+  try {
+    (void)Correction::parse(cyclic, "c.txt");
+    FAIL("no throw");
+  } catch (const InputError& e) {
+    CHECK_THAT(e.detail(), Catch::Contains("tree 0 node 0: children 0 and"));
+  }
+  std::string beyond = good;
+  beyond.replace(at, 8, "\nleft 9999 ");
+  CHECK_THROWS_AS(Correction::parse(beyond, "c.txt"), InputError);
+  CHECK(Correction::parse(good, "c.txt").kind() == CorrectionKind::kGbt);
+}
+
 TEST_CASE("cross_validate with a correction: corrected figures per run and over runs",
           "[correction][crossval]") {
   const HwSpec hw = b3();
