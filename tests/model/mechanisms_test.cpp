@@ -31,6 +31,8 @@ HwSpec toy() {
   hw.memory.mte3_setup_cycles = 12;
   hw.memory.read_latency_cycles = 1400;
   hw.memory.write_latency_cycles = 300;
+  hw.memory.read_stream_share = 1;  // each further stream waits a whole latency (910B)
+  hw.memory.write_stream_share = 1;
   hw.memory.block_bytes = 32;
   hw.memory.hbm_bandwidth_gbps = 100000;  // no chip cap unless a test lowers it
   hw.memory.hbm_efficiency = 1;
@@ -390,6 +392,22 @@ TEST_CASE("each tensor a kernel reads or writes waits out its own first-transfer
   // A one-element operand is read by the scalar unit, not a DMA stream: one latency, as the Cast.
   const OpCost scalar = predict(op("Add", "16;1", "FLOAT16"), hw, one_core);
   CHECK(scalar.critical_path.memory_us < one.critical_path.memory_us + 0.1);
+}
+
+TEST_CASE("a chip whose kernels issue their streams back to back pays a small cost per further "
+          "stream",
+          "[mechanism][memory]") {
+  HwSpec hw = toy();
+  hw.memory.read_stream_share = 0.07;  // the 910's TBE kernels (hw_specs/ascend910.toml)
+  hw.memory.write_stream_share = 0.5;
+  const CoreBudget one_core{0, 1};
+  // Add of two 16-element fp16 tensors: the first read's 1400 and 0.07 x 1400 = 98 for the
+  // second, the write's 300, plus two DMAs in (64/32 + 2 x 27) and one out (32/64 + 12): 1866.5 ns.
+  const OpCost two = predict(op("Add", "16;16", "FLOAT16"), hw, one_core);
+  CHECK(two.critical_path.memory_us == Approx(1.8665));
+  // One tensor read: no further stream, the same as with whole latencies (1741 ns).
+  const OpCost one = predict(op("Cast", "16", "FLOAT16", {{"dst_type", "FLOAT"}}), hw, one_core);
+  CHECK(one.critical_path.memory_us == Approx(1.741));
 }
 
 TEST_CASE("all traffic passes through the chip's L2, whose bandwidth the cores share",
