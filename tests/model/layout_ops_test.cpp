@@ -118,8 +118,10 @@ TEST_CASE("a GE fusion is costed as the ops it fuses: its main op plus the other
   CHECK(conv.family == OpFamily::kCube);
   CHECK(conv.role == OpRole::kConv2D);
   CHECK(conv.type == "FusionOp_Conv2D_BNTrainingReduce");
-  REQUIRE(conv.epilogue_count == 1);
-  CHECK(conv.epilogue[0] == VectorClass::kReduce);
+  // BNTrainingReduce: x * x and the two sums, vector adds over NC1HWC0, computed in fp32
+  REQUIRE(conv.epilogue_count == 3);
+  CHECK(conv.epilogue[0] == VectorClass::kBinary);
+  CHECK(conv.fp32_compute);
   // a vector main op takes the other ops' passes as its own
   const OpKindInfo& ms = lookup_op_kind("FusionOp_Mul_Square");
   CHECK(ms.family == OpFamily::kElementwise);
