@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "app/accuracy_report.h"
 #include "app/common.h"
@@ -26,6 +27,7 @@ struct AccuracyArgs {
   std::string csv;
   bool strict = false;
   std::vector<std::string> anchor_from;
+  std::string correction;
 };
 
 std::string pct(double f) { return fmt::format("{:.1f} %", 100 * f); }
@@ -124,12 +126,26 @@ void run_accuracy(const AccuracyArgs& a) {
   std::vector<Sample> samples = ps.samples;
   infer_l2_hits(samples, hw);
   const AccuracyReport rep = evaluate_accuracy(samples, hw);
+  std::optional<CorrectedReport> corr;
+  if (!a.correction.empty()) {
+    std::vector<std::size_t> all(samples.size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    corr = evaluate_corrected(samples, all, hw, load_correction(a.correction));
+  }
   if (!a.csv.empty()) write_output_file(a.csv, rows_csv(samples, rep));
   if (a.json) {
     nlohmann::ordered_json j = report_json(rep);
     j["chip"] = hw.chip.name;
     j["chip_note"] = note;
     j["worst_types"] = worst_types_json(samples, rep, 8);
+    if (corr) {
+      nlohmann::ordered_json fam = nlohmann::ordered_json::object();
+      for (const auto& [k, v] : corr->by_family) fam[k] = summary_json(v);
+      j["corrected"] = {{"overall", summary_json(corr->overall)},
+                        {"by_family", fam},
+                        {"ood_rows", corr->ood},
+                        {"ood_reasons", corr->ood_reasons}};
+    }
     std::cout << j.dump(2) << '\n';
     return;
   }
@@ -137,6 +153,24 @@ void run_accuracy(const AccuracyArgs& a) {
   std::cout << note << "\n\n";
   std::cout << report_text(rep, "measured vs predicted, every compute row");
   std::cout << '\n' << worst_types_text(samples, rep, 8);
+  if (corr) {
+    std::cout << fmt::format("\nwith the learned correction ({}): MAPE {} -> {}, median {} -> {}, "
+                             "P90 {} -> {}, step total {} -> {}\n",
+                             a.correction, pct(rep.overall.mape), pct(corr->overall.mape),
+                             pct(rep.overall.median_ape), pct(corr->overall.median_ape),
+                             pct(rep.overall.p90_ape), pct(corr->overall.p90_ape),
+                             pct(rep.overall.step_total_error),
+                             pct(corr->overall.step_total_error));
+    for (const auto& [k, v] : corr->by_family) {
+      const auto it = rep.by_family.find(k);
+      std::cout << fmt::format("  {:<14} {:>6} rows  MAPE {:>8} -> {:>8}\n", k, v.rows,
+                               it == rep.by_family.end() ? "-" : pct(it->second.mape), pct(v.mape));
+    }
+    std::cout << fmt::format("{} of {} rows left uncorrected as outside its training", corr->ood,
+                             corr->overall.rows);
+    for (const auto& [k, n] : corr->ood_reasons) std::cout << fmt::format("; {} {}", n, k);
+    std::cout << '\n';
+  }
 }
 
 }  // namespace
@@ -152,6 +186,9 @@ void register_accuracy(CLI::App& app) {
   sub->add_option("--overlay", a->overlays, "overlay file(s) applied on the chip (calibration)");
   sub->add_flag("--json", a->json, "every summary as JSON: overall, by_family, by_type, by_regime");
   sub->add_flag("--strict", a->strict, "fail at the first malformed or truncated row of a profile file instead of skipping and counting it");
+  sub->add_option("--correction", a->correction,
+                  "learned correction file (npusim calibrate --correction-out): the error with it "
+                  "beside the error without, and the rows it left uncorrected");
   sub->add_option("--csv", a->csv, "write one line per row (measured, predicted, pipes) to FILE");
   sub->add_option("--anchor-from", a->anchor_from,
                   "profile(s) whose measurements anchor the prediction of the shapes the given "

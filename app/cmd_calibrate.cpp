@@ -4,12 +4,15 @@
 
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "app/accuracy_report.h"
 #include "app/common.h"
 #include "app/profile_input.h"
 #include "model/calibration.h"
+#include "model/correction.h"
 #include "model/error.h"
 
 namespace npusim::app {
@@ -26,7 +29,31 @@ struct CalibrateArgs {
   std::uint64_t seed = 1;
   bool json = false;
   bool strict = false;
+  std::string correction_out;
+  std::string correction_kind = "gbt";
 };
+
+// --correction-out: the learned correction trained on the fit rows predicted with the fitted
+// spec, each input group (file, rank) weighing the same; scored on the holdout.
+struct TrainedCorrection {
+  Correction model;
+  CorrectedReport holdout;
+};
+
+TrainedCorrection train_correction(const std::vector<Sample>& samples,
+                                   const std::vector<std::size_t>& fit,
+                                   const std::vector<std::size_t>& hold, const HwSpec& fitted,
+                                   const std::string& kind) {
+  std::map<std::string, std::vector<std::size_t>> by_group;
+  for (const std::size_t i : fit) by_group[samples[i].group].push_back(i);
+  std::vector<CorrectionRunRows> runs;
+  for (auto& [g, rows] : by_group) runs.push_back({&samples, std::move(rows), fitted});
+  CorrectionOptions o;
+  o.kind = *parse_correction_kind(kind);
+  TrainedCorrection t{Correction::train(balanced_set(runs, o.features), o), {}};
+  t.holdout = evaluate_corrected(samples, hold, fitted, t.model);
+  return t;
+}
 
 void run_calibrate(const CalibrateArgs& a) {
   const SourcePos cl{"<command line>", 0, 0};
@@ -116,6 +143,11 @@ void run_calibrate(const CalibrateArgs& a) {
   if (!a.out.empty()) {
     write_output_file(a.out, overlay_toml(res, header, meta, intervals, interval_comment));
   }
+  std::optional<TrainedCorrection> corr;
+  if (!a.correction_out.empty()) {
+    corr = train_correction(samples, fit, hold, res.fitted, a.correction_kind);
+    write_output_file(a.correction_out, corr->model.serialize());
+  }
 
   if (a.json) {
     nlohmann::ordered_json j;
@@ -137,6 +169,13 @@ void run_calibrate(const CalibrateArgs& a) {
       ivs[name] = {{"p10", e.p10}, {"p90", e.p90}, {"rows", e.rows}};
     }
     j["intervals"] = ivs;
+    if (corr) {
+      j["correction"] = {{"kind", a.correction_kind},
+                         {"file", a.correction_out},
+                         {"training_rows", corr->model.training_rows()},
+                         {"holdout", summary_json(corr->holdout.overall)},
+                         {"holdout_ood_rows", corr->holdout.ood}};
+    }
     std::cout << j.dump(2) << '\n';
     return;
   }
@@ -172,6 +211,15 @@ void run_calibrate(const CalibrateArgs& a) {
   for (const std::size_t i : hold) held.push_back(samples[i]);
   std::cout << '\n' << worst_types_text(held, hold_after, 6);
   if (!a.out.empty()) std::cout << "\nwrote " << a.out << '\n';
+  if (corr) {
+    const ErrorSummary& e = corr->holdout.overall;
+    std::cout << fmt::format(
+        "learned correction ({}, {} fit rows): holdout MAPE {:.1f}% -> {:.1f}%, step total "
+        "{:.1f}% -> {:.1f}%; {} holdout rows outside its training left uncorrected; wrote {}\n",
+        a.correction_kind, corr->model.training_rows(), 100 * hold_after.overall.mape,
+        100 * e.mape, 100 * hold_after.overall.step_total_error, 100 * e.step_total_error,
+        corr->holdout.ood, a.correction_out);
+  }
 }
 
 }  // namespace
@@ -190,6 +238,12 @@ void register_calibrate(CLI::App& app) {
                                        "file (whole profiles)")
       ->capture_default_str();
   sub->add_option("--seed", a->seed, "seed of the split")->capture_default_str();
+  sub->add_option("--correction-out", a->correction_out,
+                  "also train the learned correction on the fit rows (predicted with the fitted "
+                  "values) and write it to FILE, for accuracy/predict --correction");
+  sub->add_option("--correction-kind", a->correction_kind, "gbt or ridge")
+      ->check(CLI::IsMember({"gbt", "ridge"}))
+      ->capture_default_str();
   sub->add_flag("--strict", a->strict, "fail at the first malformed or truncated row of a profile file instead of skipping and counting it");
   sub->add_flag("--json", a->json,
                 "before/after on fit and holdout, every fitted parameter and the prediction "

@@ -27,6 +27,10 @@ struct CrossValArgs {
   int seeds = 4;
   std::size_t max_keys = 250;
   bool json = false;
+  std::string correction = "none";
+  bool hashed_type = false, no_chip_features = false;
+  int gbt_rounds = 150, gbt_depth = 6;
+  double ridge_alpha = 1;
 };
 
 struct RunDef {
@@ -88,6 +92,50 @@ std::string line_of(const ErrorSummary& e) {
                      pct(e.step_total_error));
 }
 
+// The calibrated figures beside the calibrated-and-corrected ones.
+void print_corrected(const CvReport& rep, const CvOptions& opt, const std::string& kind) {
+  std::cout << fmt::format("\nlearned correction '{}'{}{}: calibrated | calibrated and corrected, % "
+                           "(MAPE, median, P90, total); ood = rows left uncorrected\n",
+                           kind, opt.correction.features.hashed_type ? " with the hashed op type" : "",
+                           opt.correction.features.chip ? "" : " without chip features");
+  std::cout << fmt::format("{:<18} | {:^27} | {:^27} {:>6} | {:^27} | {:^27} {:>6}\n", "run",
+                           "leave-one-run-out", "corrected", "ood", "leave-one-workload-out",
+                           "corrected", "ood");
+  for (const auto& r : rep.runs) {
+    const bool w = opt.leave_one_workload_out;
+    std::cout << fmt::format("{:<18} | {} | {} {:>6} | {} | {} {:>6}\n", r.name, line_of(r.loro),
+                             line_of(r.loro_corrected), r.loro_ood,
+                             w ? line_of(r.lowo) : std::string(27, '-'),
+                             w ? line_of(r.lowo_corrected) : std::string(27, '-'),
+                             w ? fmt::format("{}", r.lowo_ood) : "-");
+  }
+  std::cout << fmt::format("over runs (median / worst): LORO MAPE {} / {} -> {} / {}, step total {} / "
+                           "{} -> {} / {}\n",
+                           pct(rep.loro_mape.median), pct(rep.loro_mape.worst),
+                           pct(rep.loro_corr_mape.median), pct(rep.loro_corr_mape.worst),
+                           pct(rep.loro_total.median), pct(rep.loro_total.worst),
+                           pct(rep.loro_corr_total.median), pct(rep.loro_corr_total.worst));
+  if (opt.leave_one_workload_out) {
+    std::cout << fmt::format("over runs (median / worst): LOWO MAPE {} / {} -> {} / {}, step total "
+                             "{} / {} -> {} / {}\n",
+                             pct(rep.lowo_mape.median), pct(rep.lowo_mape.worst),
+                             pct(rep.lowo_corr_mape.median), pct(rep.lowo_corr_mape.worst),
+                             pct(rep.lowo_total.median), pct(rep.lowo_total.worst),
+                             pct(rep.lowo_corr_total.median), pct(rep.lowo_corr_total.worst));
+  }
+  if (!rep.shape.empty()) {
+    std::size_t ood = 0;
+    for (const auto& s : rep.shape) ood += s.ood;
+    std::cout << fmt::format("shape split: calibrated {} -> corrected {} (mean over seeds; {} held-out "
+                             "rows uncorrected over seeds)\n",
+                             pct(rep.shape_cal_mape), pct(rep.shape_corr_mape), ood);
+  }
+  std::cout << fmt::format("rows left uncorrected as outside the training: LORO {} of {}, LOWO {}; "
+                           "{} trainings, {:.1f} s\n",
+                           rep.loro_ood, rep.loro_rows, rep.lowo_ood, rep.corrections_trained,
+                           rep.correction_seconds);
+}
+
 void run_crossval(const CrossValArgs& a) {
   std::vector<RunDef> defs = read_corpus(a.corpus);
   if (!a.only.empty()) {
@@ -108,6 +156,13 @@ void run_crossval(const CrossValArgs& a) {
   opt.leave_one_workload_out = !a.no_lowo;
   opt.shape_seeds = a.seeds;
   opt.fit.max_keys_per_run = a.max_keys;
+  opt.correction.kind = *parse_correction_kind(a.correction);
+  opt.correction.features.hashed_type = a.hashed_type;
+  opt.correction.features.chip = !a.no_chip_features;
+  opt.correction.gbt.rounds = a.gbt_rounds;
+  opt.correction.gbt.max_depth = a.gbt_depth;
+  opt.correction.ridge_alpha = a.ridge_alpha;
+  const bool corr = opt.correction.kind != CorrectionKind::kNone;
   const CvReport rep = cross_validate(runs, opt);
 
   if (a.json) {
@@ -128,6 +183,14 @@ void run_crossval(const CrossValArgs& a) {
         o["lowo_kept_spec"] = r.lowo_kept_spec;
         o["lowo_verdict"] = r.lowo_verdict;
       }
+      if (corr) {
+        o["loro_corrected"] = summary_json(r.loro_corrected);
+        o["loro_ood_rows"] = r.loro_ood;
+        if (opt.leave_one_workload_out) {
+          o["lowo_corrected"] = summary_json(r.lowo_corrected);
+          o["lowo_ood_rows"] = r.lowo_ood;
+        }
+      }
       rs.push_back(o);
     }
     j["runs"] = rs;
@@ -138,16 +201,37 @@ void run_crossval(const CrossValArgs& a) {
                       {"uncalibrated_step_total", ov(rep.uncal_total)},
                       {"loro_step_total", ov(rep.loro_total)},
                       {"lowo_step_total", ov(rep.lowo_total)}};
+    if (corr) {
+      j["correction"] = {{"kind", a.correction},
+                         {"hashed_type", a.hashed_type},
+                         {"chip_features", !a.no_chip_features},
+                         {"trainings", rep.corrections_trained},
+                         {"training_seconds", rep.correction_seconds},
+                         {"loro_ood_rows", rep.loro_ood},
+                         {"lowo_ood_rows", rep.lowo_ood},
+                         {"rows", rep.loro_rows}};
+      j["over_runs"]["loro_corrected_mape"] = ov(rep.loro_corr_mape);
+      j["over_runs"]["loro_corrected_step_total"] = ov(rep.loro_corr_total);
+      if (opt.leave_one_workload_out) {
+        j["over_runs"]["lowo_corrected_mape"] = ov(rep.lowo_corr_mape);
+        j["over_runs"]["lowo_corrected_step_total"] = ov(rep.lowo_corr_total);
+      }
+    }
     nlohmann::ordered_json sh = nlohmann::ordered_json::array();
     for (const auto& s : rep.shape) {
       sh.push_back({{"seed", s.seed},
                     {"uncalibrated", summary_json(s.uncalibrated)},
                     {"calibrated", summary_json(s.calibrated)},
                     {"kept_spec", s.kept_spec}});
+      if (corr) {
+        sh.back()["corrected"] = summary_json(s.corrected);
+        sh.back()["ood_rows"] = s.ood;
+      }
     }
     j["shape_split"] = {{"seeds", sh},
                         {"mean_uncalibrated_mape", rep.shape_uncal_mape},
                         {"mean_calibrated_mape", rep.shape_cal_mape}};
+    if (corr) j["shape_split"]["mean_corrected_mape"] = rep.shape_corr_mape;
     j["notes"] = notes;
     std::cout << j.dump(2) << '\n';
     return;
@@ -180,6 +264,7 @@ void run_crossval(const CrossValArgs& a) {
                              rep.shape.size(), pct(rep.shape_uncal_mape), pct(rep.shape_cal_mape));
   }
   std::cout << "* the fit did not beat the spec on its held-out shape keys: spec values used\n";
+  if (corr) print_corrected(rep, opt, a.correction);
 }
 
 }  // namespace
@@ -197,6 +282,24 @@ void register_crossval(CLI::App& app) {
   sub->add_option("--seeds", a->seeds, "shape-split seeds averaged (0: no shape split)")
       ->capture_default_str();
   sub->add_option("--max-keys", a->max_keys, "shape keys per run a fit uses (sampled)")
+      ->capture_default_str();
+  sub->add_option("--correction", a->correction,
+                  "learned correction on top of the calibrated model, trained on each fold's "
+                  "training runs: none, ridge or gbt")
+      ->check(CLI::IsMember({"none", "ridge", "gbt"}))
+      ->capture_default_str();
+  sub->add_flag("--hashed-type", a->hashed_type,
+                "give the correction a hashed op-type feature (to measure whether names transfer)");
+  sub->add_flag("--no-chip-features", a->no_chip_features,
+                "leave the chip's core counts and clock out of the correction's features");
+  sub->add_option("--gbt-rounds", a->gbt_rounds, "boosting rounds of the gbt correction")
+      ->check(CLI::Range(1, 5000))
+      ->capture_default_str();
+  sub->add_option("--gbt-depth", a->gbt_depth, "tree depth of the gbt correction")
+      ->check(CLI::Range(1, 12))
+      ->capture_default_str();
+  sub->add_option("--ridge-alpha", a->ridge_alpha, "penalty of the ridge correction")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   sub->add_flag("--json", a->json, "per-run figures, over-run median and worst, shape split");
   sub->callback([a] { run_crossval(*a); });

@@ -8,7 +8,9 @@
 #include <optional>
 
 #include "app/common.h"
+#include "model/accuracy.h"
 #include "model/calibration.h"
+#include "model/correction.h"
 #include "model/error.h"
 #include "model/op_table.h"
 #include "model/predict.h"
@@ -34,6 +36,7 @@ struct PredictArgs {
   int vector_cores = 0;
   double l2_hit_ratio = -1;
   bool json = false;
+  std::string correction;
 };
 
 /// The P10-P90 range of an op's duration on a calibrated chip. The factors apply to the device
@@ -206,10 +209,45 @@ void run_predict(const PredictArgs& a) {
   const OpCost c = predict(op, hw, CoreBudget{a.cube_cores, a.vector_cores}, ctx);
   for (const auto& w : warning_texts(c.warnings, op.type)) warn(w);
   const std::optional<DurationRange> range = duration_range(c, op, hw);
+  std::optional<CorrectionApplied> corr;
+  double corrected_us = 0;
+  if (!a.correction.empty()) {
+    // The learned correction scales the device time (what it was trained on); host time stays.
+    const Correction model = load_correction(a.correction);
+    Sample s;
+    s.op = op;
+    s.l2_hit_ratio = a.l2_hit_ratio;
+    SamplePrediction sp;
+    sp.cost = c;
+    sp.predicted_us = c.duration_us - c.critical_path.host_us;
+    if (sp.predicted_us > 0) {
+      corr = model.apply({correction_features(s, sp, hw, model.options().features)}).front();
+      corrected_us = c.critical_path.host_us + sp.predicted_us * corr->factor;
+      if (corr->ood) {
+        warn(fmt::format("learned correction not applied: the op lies outside what it was "
+                         "trained on ({})", corr->why));
+      }
+    }
+  }
   if (a.json) {
-    std::cout << to_json(c, range).dump(2) << '\n';
+    nlohmann::ordered_json j = to_json(c, range);
+    if (corr) {
+      j["correction"] = {{"factor", corr->factor},
+                         {"out_of_distribution", corr->ood},
+                         {"why", corr->why},
+                         {"corrected_duration_us", corrected_us}};
+    }
+    std::cout << j.dump(2) << '\n';
   } else {
     std::cout << text_report(c, op, hw, range);
+    if (corr) {
+      std::cout << (corr->ood ? fmt::format("learned correction: none (outside its training: {}); "
+                                            "duration stays {:.3f} us\n",
+                                            corr->why, corrected_us)
+                              : fmt::format("learned correction: x{:.3f} on the device time -> "
+                                            "{:.3f} us\n",
+                                            corr->factor, corrected_us));
+    }
   }
 }
 
@@ -239,6 +277,9 @@ void register_predict(CLI::App& app) {
   sub->add_option("--vector-cores", a->vector_cores, "vector core limit (default: all)");
   sub->add_option("--l2-hit-ratio", a->l2_hit_ratio, "fraction of reads that hit L2 (default: the spec's)")
       ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--correction", a->correction,
+                  "learned correction file (npusim calibrate --correction-out): prints its factor "
+                  "and the corrected time, or why the op lies outside its training");
   sub->add_flag("--json", a->json,
                 "one JSON object: duration_us, block_dim, bound, core_time_us, "
                 "bytes_in, bytes_out, flops, cube_efficiency, critical_path, pipes, "

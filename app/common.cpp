@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <mutex>
 #include <set>
 #include <system_error>
@@ -41,6 +42,13 @@ HwSpec load_hw(const std::string& name_or_path, const std::vector<std::string>& 
   const fs::path file = resolve_hw_spec(name_or_path, hw_spec_dirs());
   std::vector<fs::path> ov(overlays.begin(), overlays.end());
   return load_hw_spec(file, ov);
+}
+
+Correction load_correction(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError({path, 0, 0}, "cannot open the correction file for reading");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return Correction::parse(text, path);
 }
 
 void write_output_file(const fs::path& path, const std::string& content) {

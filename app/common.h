@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "model/correction.h"
 #include "model/hw_spec.h"
 
 namespace CLI {
@@ -30,6 +31,10 @@ void write_output_file(const std::filesystem::path& path, const std::string& con
 /// A scenario given as a file path, or by the name of a bundled one ("default" finds
 /// scenarios/default.toml in data_dirs()). Throws InputError when neither exists.
 [[nodiscard]] std::filesystem::path resolve_scenario(const std::string& given);
+
+/// Reads a learned correction written by `npusim calibrate --correction-out` (InputError when
+/// missing or malformed).
+[[nodiscard]] Correction load_correction(const std::string& path);
 
 /// Prints `warning: what` to stderr.
 void warn(const std::string& what);

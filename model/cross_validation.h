@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/accuracy.h"
+#include "model/correction.h"
 #include "model/hw_spec.h"
 #include "model/transfer_fit.h"
 
@@ -34,6 +35,11 @@ struct CvRunResult {
   ErrorSummary lowo;           ///< calibrated on every run of other workloads
   std::string loro_verdict, lowo_verdict;
   bool loro_kept_spec = false, lowo_kept_spec = false;
+  /// With the learned correction (CvOptions::correction) trained on the same fold's training
+  /// runs, predicted with the fold's calibrated overlay; rows it left uncorrected as outside
+  /// its training. Equal to loro / lowo when the correction is none.
+  ErrorSummary loro_corrected, lowo_corrected;
+  std::size_t loro_ood = 0, lowo_ood = 0;
 };
 
 /// Median and worst of one figure over runs.
@@ -45,6 +51,8 @@ struct OverRuns {
 struct CvShapeSplit {
   std::uint64_t seed = 0;
   ErrorSummary uncalibrated, calibrated;  ///< pooled over every run's held-out rows
+  ErrorSummary corrected;                 ///< calibrated and corrected
+  std::size_t ood = 0;
   bool kept_spec = false;
 };
 
@@ -53,6 +61,7 @@ struct CvOptions {
   int shape_seeds = 4;           ///< 0: no shape split
   double shape_holdout = 0.3;
   TransferOptions fit;
+  CorrectionOptions correction;  ///< kind none: no correction
 };
 
 struct CvReport {
@@ -61,6 +70,12 @@ struct CvReport {
   /// Over runs: MAPE and step-total error, uncalibrated / leave-one-run-out / -workload-out.
   OverRuns uncal_mape, loro_mape, lowo_mape, uncal_total, loro_total, lowo_total;
   double shape_uncal_mape = 0, shape_cal_mape = 0;  ///< means over seeds
+  /// The same with the correction; rows left uncorrected over every run (LORO, LOWO).
+  OverRuns loro_corr_mape, lowo_corr_mape, loro_corr_total, lowo_corr_total;
+  double shape_corr_mape = 0;
+  std::size_t loro_ood = 0, lowo_ood = 0, loro_rows = 0;
+  double correction_seconds = 0;  ///< wall time spent building training sets and training
+  int corrections_trained = 0;
 };
 
 /// Runs the protocol. Needs at least two runs.

@@ -90,6 +90,9 @@ struct VectorSpec {
   double scalar_cycles_per_element = 0;  ///< scalar-unit fallback (int64 arithmetic), per element
   double scalar_cycles_per_index = 0;    ///< address computation per gathered/scattered row
   double min_bytes_per_core = 0;         ///< smallest chunk a tiler hands one core
+  /// A row norm (Softmax, LayerNorm over an ND last axis) hands each row's reduced value to
+  /// the scalar unit and back before the next pass: cycles per row and reduce pass.
+  double row_reduce_sync_cycles = 0;
   int ub_buffers = 0;                    ///< UB split for double-buffered in+out tiles
   /// The vector unit computes on bf16 directly; when false a bf16 kernel converts its operands
   /// to fp32, computes in fp32 and converts the result back.

@@ -96,6 +96,16 @@ std::vector<OpKindInfo> build_table() {
   // MindSpore / TBE training ops of the Ascend 910 corpus, composed the same way:
   // relu that also writes its mask (a compare), and the gradient that selects by it
   ew("ReLUV2", {VC::kUnary, VC::kBinary});
+  // Batch-norm apply over NC1HWC0 with per-channel statistics: (x - mean) * rsqrt(var) * scale +
+  // offset, in fp32 (bn_training_update.py casts fp16 x); the running-statistics update is
+  // per channel and small.
+  ew("BNTrainingUpdate", {VC::kBinary, VC::kBinary, VC::kMultiplyAdd});
+  t.back().fp32_compute = true;
+  // Its input gradient: x_hat = (x - mean) * rsqrt(var), then
+  // dx = scale * rsqrt(var) * (dy - (diff_offset + x_hat * diff_scale) / N), in fp32
+  ew("BNTrainingReduceGrad",
+     {VC::kBinary, VC::kBinary, VC::kMultiplyAdd, VC::kBinary, VC::kBinary});
+  t.back().fp32_compute = true;
   ew("ReluGradV2", {VC::kBinary});
   for (auto n : {"SigmoidCrossEntropyWithLogits", "SigmoidCrossEntropyWithLogitsGrad"}) {
     ew(n, {VC::kSigmoid, VC::kMultiplyAdd});
@@ -130,9 +140,13 @@ std::vector<OpKindInfo> build_table() {
   for (auto n : {"ReduceSum", "ReduceSumD", "ReduceMean", "ReduceMeanD", "ReduceMax", "ReduceMaxD",
                  "ReduceMin", "ReduceMinD", "ReduceProd", "ReduceProdD", "ReduceAll", "ReduceAny",
                  "ArgMax", "ArgMaxV2", "ArgMaxD", "ArgMin", "ArgMinV2", "ArgMinD", "ReduceLogSumExp",
-                 "BNTrainingReduce", "Norm", "LpNormV2"}) {
+                 "Norm", "LpNormV2"}) {
     red(n, R::kReduce, {VC::kReduce});
   }
+  // Per-channel sum and sum of squares over N, H, W of NC1HWC0, in fp32: x * x and two vector
+  // adds across the leading axes (binary-class vadds, model/cost/reduce_layout.h), not vcadd.
+  red("BNTrainingReduce", R::kReduce, {VC::kBinary, VC::kBinary, VC::kBinary});
+  t.back().fp32_compute = true;
   // pooling windows over NC1HWC0 maps (model/cost/pool.cpp); passes are the pool plan's own
   for (auto n : {"MaxPool", "MaxPoolV3", "MaxPoolWithArgmax", "MaxPoolWithArgmaxV1",
                  "MaxPoolWithArgmaxV2", "AvgPool", "AvgPoolV2"}) {
@@ -146,6 +160,17 @@ std::vector<OpKindInfo> build_table() {
   // are left generic: as reductions they predicted 1.3-6 times slow on the 910 corpus)
   for (auto n : {"SquareSumV1", "LpNormReduceV2", "SquareSumAll"}) {
     red(n, R::kReduce, {VC::kBinary, VC::kReduce});
+  }
+  // Per-channel gradient sums over NC1HWC0 / FRACTAL_NZ (model/cost/reduce_layout.h): vector
+  // adds of C0-wide vectors or 16x16 fractals across the leading axes. BNTrainingUpdateGrad:
+  // x - mean, * rsqrt(var), * dy, then the sums of dy and dy * x_hat.
+  red("BNTrainingUpdateGrad", R::kReduce,
+      {VC::kBinary, VC::kBinary, VC::kBinary, VC::kReduce, VC::kReduce});
+  t.back().fp32_compute = true;  // bn_training_update_grad.py casts fp16 inputs to fp32
+  red("BiasAddGrad", R::kReduce, {VC::kReduce});
+  // LayerNorm's dgamma, dbeta: dy * x_hat, then the sums of it and of dy
+  for (auto n : {"LayerNormBetaGammaBackpropV2", "LayerNormBetaGammaBackprop"}) {
+    red(n, R::kReduce, {VC::kBinary, VC::kReduce, VC::kReduce});
   }
   red("LayerNormXBackpropV2", R::kRowwise,
       {VC::kReduce, VC::kBinary, VC::kMultiplyAdd, VC::kReduce, VC::kMultiplyAdd,
@@ -307,6 +332,7 @@ const OpKindInfo* fusion_kind(Index& idx, const std::string& key, std::string_vi
   info = *main;
   const bool cube = info.family == F::kCube;
   for (const OpKindInfo* k : parts) {
+    info.fp32_compute = info.fp32_compute || k->fp32_compute;
     if (k == main) continue;
     for (std::uint8_t i = 0; i < k->pass_count; ++i) {
       auto& passes = cube ? info.epilogue : info.passes;

@@ -42,6 +42,9 @@ struct OpKindInfo {
   bool int64_vector = false;  ///< has a vector path for int64 (vconv); otherwise scalar fallback
   bool compare = false;       ///< output is BOOL regardless of inputs (Equal, Less, ...)
   bool writes_only = false;   ///< reads no input data, only writes (ZerosLike, Fill, Range)
+  /// Computes in fp32 whatever the data's dtype (the TBE batch-norm kernels): fp16 tensors are
+  /// converted and every pass runs over fp32 bytes. For a fusion, set when a fused part does.
+  bool fp32_compute = false;
 };
 
 /// The row for `type` (exact CANN spelling; also accepts the aclnn-prefixed kernel names and

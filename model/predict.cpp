@@ -17,8 +17,14 @@ OpCost run_plan(cost::KernelPlan& plan, const OpDesc& op, const HwSpec& hw, Core
   if (kind.epilogue_count > 0 && !op.outputs.empty()) {
     // A GE fusion of a cube op with vector ops: their passes run over each output tile in the
     // same launch, pipelined with the cube like any other stage.
-    const double per_tile =
+    double per_tile =
         op.outputs[0].bytes() / static_cast<double>(std::max<std::int64_t>(1, plan.tiles));
+    if (kind.fp32_compute && op.outputs[0].dtype == DType::kFloat16) {
+      // a fused part computes in fp32 (BNTrainingReduce): the fp16 tile is converted once and
+      // the passes run over twice its bytes
+      per_tile *= 2;
+      plan.vector_cycles += cost::class_pass_cycles(VectorClass::kConvert, per_tile, hw);
+    }
     for (std::uint8_t i = 0; i < kind.epilogue_count; ++i) {
       plan.vector_cycles += cost::class_pass_cycles(kind.epilogue[i], per_tile, hw);
     }

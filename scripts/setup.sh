@@ -8,7 +8,8 @@ packages=(g++ cmake ninja-build pkg-config ccache
   libonnx-dev libprotobuf-dev protobuf-compiler  # frontend/: ONNX import (onnx 1.12, protobuf 3.21)
   catch2 libbenchmark-dev python3  # python3: scripts/gen_docs.py and tests/docs_test.py
   python3-pandas python3-matplotlib  # notebooks_export/ and its test
-  libsqlite3-dev libsimdjson-dev)   # profile/db_reader.cpp (.db exports), profile/trace_reader.cpp
+  libsqlite3-dev libsimdjson-dev   # profile/db_reader.cpp (.db exports), profile/trace_reader.cpp
+  libxgboost-dev)  # model/correction_gbt.cpp: the learned correction's boosted trees
 if [ "${1:-}" = "--fuzz" ]; then
   packages+=(clang libclang-rt-14-dev lld)  # scripts/fuzz.sh: libFuzzer and its runtime
 fi

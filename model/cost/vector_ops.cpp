@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "model/cost/kernel_plan.h"
+#include "model/cost/reduce_layout.h"
 #include "model/op_table.h"
 
 namespace npusim::cost {
@@ -38,7 +39,8 @@ void add_compute(KernelPlan& p, const OpKindInfo& kind, double tile_bytes, doubl
   if (scalar_fallback) {
     p.scalar_cycles += tile_elements * hw.vector.scalar_cycles_per_element * kind.pass_count;
     p.warnings |= kWarnInt64ScalarFallback;
-  } else if (bf16_casts > 0 && !hw.vector.bf16_arithmetic && kind.role != OpRole::kCast) {
+  } else if (bf16_casts > 0 && (!hw.vector.bf16_arithmetic || kind.fp32_compute) &&
+             kind.role != OpRole::kCast) {
     const double fp32_bytes = tile_elements * 4.0;
     p.vector_cycles += pass_cycles(kind, fp32_bytes, hw);
     p.vector_cycles += bf16_casts * class_pass_cycles(VectorClass::kConvert, fp32_bytes, hw);
@@ -53,6 +55,19 @@ int bf16_tensors(const OpDesc& op, double elements) {
   for (const auto* ts : {&op.inputs, &op.outputs}) {
     for (const auto& t : *ts) {
       n += t.dtype == DType::kBFloat16 && static_cast<double>(t.elements()) >= elements ? 1 : 0;
+    }
+  }
+  return n;
+}
+
+// Full-size tensors a kernel converts to compute in fp32: bf16 ones on a core without bf16
+// arithmetic, and fp16 ones too when the kernel computes in fp32 (kind.fp32_compute).
+int widened_tensors(const OpDesc& op, double elements, const OpKindInfo& kind) {
+  int n = bf16_tensors(op, elements);
+  if (!kind.fp32_compute) return n;
+  for (const auto* ts : {&op.inputs, &op.outputs}) {
+    for (const auto& t : *ts) {
+      n += t.dtype == DType::kFloat16 && static_cast<double>(t.elements()) >= elements ? 1 : 0;
     }
   }
   return n;
@@ -97,6 +112,20 @@ void plan_5d_transdata(KernelPlan& p, const TensorDesc& x, const TensorDesc& y, 
   p.ub_single_buffer = true;
 }
 
+// An ND operand of one value per row ([.., M, 1] with M rows) beside a FRACTAL_NZ first input
+// [.., N1, M1, M0, N0] whose M = M1 x M0.
+bool per_row_operand_on_nz(const OpDesc& op) noexcept {
+  const TensorDesc& x = op.inputs[0];
+  if (x.format != Format::kFractalNZ || x.shape.size() < 4) return false;
+  const auto r = x.shape.size();
+  const std::int64_t m = x.shape[r - 3] * x.shape[r - 2];
+  return std::any_of(op.inputs.begin() + 1, op.inputs.end(), [&](const TensorDesc& t) {
+    return t.format != Format::kFractalNZ && t.shape.size() >= 2 && t.shape.back() == 1 &&
+           t.elements() == m * (static_cast<std::int64_t>(x.elements()) /
+                                std::max<std::int64_t>(1, m * x.shape[r - 4] * x.shape[r - 1]));
+  });
+}
+
 }  // namespace
 
 KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
@@ -104,13 +133,19 @@ KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexc
   p.unit = Placement::kVector;
   const OpKindInfo& kind = *op.kind;
   double e = 1, last = 1;
-  if (!op.outputs.empty()) {
-    e = product(op.outputs[0].shape);
-    last = last_dim(op.outputs[0].shape);
+  // The largest output sets the extent: MindSpore lists BNTrainingUpdate's per-channel
+  // statistics ([1,C1,1,1,C0]) before y.
+  const TensorDesc* main_out = nullptr;
+  for (const auto& t : op.outputs) {
+    if (!main_out || t.elements() > main_out->elements()) main_out = &t;
+  }
+  if (main_out) {
+    e = product(main_out->shape);
+    last = last_dim(main_out->shape);
   } else {
     broadcast_extent(op.inputs, e, last);
   }
-  DType out_dtype = !op.outputs.empty() ? op.outputs[0].dtype
+  DType out_dtype = main_out ? main_out->dtype
                     : kind.compare      ? DType::kBool
                     : op.inputs.empty() ? DType::kFloat16
                                         : op.inputs[0].dtype;
@@ -175,7 +210,8 @@ KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexc
     p.out = row_transfer(rows, last * out_ds, nt, hw);
   }
   const bool scalar = any_int64(op.inputs) && !kind.int64_vector;
-  const int casts = bf16_tensors(op, e) + (op.outputs.empty() && out_dtype == DType::kBFloat16);
+  const int casts =
+      widened_tensors(op, e, kind) + (op.outputs.empty() && out_dtype == DType::kBFloat16);
   add_compute(p, kind, e * ds / nt, e / nt, scalar, hw, casts);
   p.vector_cycles += broadcast_passes * class_pass_cycles(VectorClass::kUnary, e * ds / nt, hw);
   p.tiles = tiles;
@@ -192,55 +228,106 @@ KernelPlan plan_reduction(const OpDesc& op, const HwSpec& hw, int cores) noexcep
     return p;
   }
   const TensorDesc& x = op.inputs[0];
-  const auto& s = x.shape;
-  const auto r = static_cast<std::int64_t>(s.size());
   const double e = static_cast<double>(x.elements());
   const double ds = dtype_bytes(x.dtype);
-  // Reduced axes: the attribute when given (axes / axis / dim), else the last axis.
-  std::array<std::int64_t, 8> axes{};
-  std::size_t na = 0;
-  if (kind.role == OpRole::kReduce) {
-    for (const std::string_view key : {"axes"sv, "axis"sv, "dim"sv, "reduce_axes"sv}) {
-      if ((na = op.attr_ints(key, axes)) > 0) break;
-    }
-  }
-  if (na == 0) axes[na++] = -1;
-  std::int64_t last_axis = -1;
-  double reduced = 1;
-  for (std::size_t i = 0; i < na; ++i) {
-    std::int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
-    if (a < 0 || a >= r) continue;
-    reduced *= static_cast<double>(s[static_cast<std::size_t>(a)]);
-    last_axis = std::max(last_axis, a);
-  }
-  if (r == 0) reduced = 1;
-  double inner = 1;
-  for (std::int64_t a = last_axis + 1; a < r; ++a) inner *= static_cast<double>(s[static_cast<std::size_t>(a)]);
-  const bool last_axis_reduction = inner == 1;
-  const double rows = e / reduced / inner;  // independent reductions (outer)
+  // The physical pattern (model/cost/reduce_layout.h): size-1 axes dropped, neighbours merged.
+  const ReduceLayout layout = reduce_layout(op);
+  const double reduced = layout.reduced;
+  // Leading reduced runs with kept axes inside them (NC1HWC0 over N,H,W; NZ over N1; a middle
+  // axis of ND): the kernel adds whole vectors of the kept axes beneath.
+  bool leading = false;
+  for (std::size_t i = 0; i + 1 < layout.count; ++i) leading |= layout.runs[i].reduced;
+  const double row_len = layout.last_reduced();
+  const bool last_axis_reduction = !leading && layout.inner_kept() == 1;
+  const double rows = last_axis_reduction ? e / std::max(1.0, row_len) : e / reduced;
   const double out_elements = kind.role == OpRole::kRowwise ? e : e / reduced;
   const double out_ds = !op.outputs.empty() ? dtype_bytes(op.outputs[0].dtype) : ds;
 
-  std::int64_t parallel = static_cast<std::int64_t>(rows * inner);
+  std::int64_t parallel = static_cast<std::int64_t>(e / std::max(1.0, row_len));
   if (kind.role == OpRole::kReduce && last_axis_reduction) {
     // long rows are split over cores with a final combine
     parallel = static_cast<std::int64_t>(
-        rows * std::ceil(reduced * ds / std::max(1.0, hw.vector.min_bytes_per_core)));
+        rows * std::ceil(row_len * ds / std::max(1.0, hw.vector.min_bytes_per_core)));
+  } else if (!leading) {
+    parallel = static_cast<std::int64_t>(e / reduced);
   }
   const std::int64_t tiles = vector_tiles(e * ds, hw, cores, std::max<std::int64_t>(1, parallel));
   const double nt = static_cast<double>(tiles);
-  double extra_in = 0;
-  for (std::size_t i = 1; i < op.inputs.size(); ++i) extra_in += op.inputs[i].bytes();
+  const bool scalar = is_int64(x.dtype);
   if (last_axis_reduction) {
-    p.in = row_transfer(rows, reduced * ds, nt, hw);
+    p.in = row_transfer(rows, row_len * ds, nt, hw);
     // a row shorter than one repeat still costs a whole repeat per pass
-    const double row_repeats = std::ceil(reduced * ds / hw.vector.repeat_bytes);
+    const double row_repeats = std::ceil(row_len * ds / hw.vector.repeat_bytes);
     const double tile_bytes = rows * row_repeats * hw.vector.repeat_bytes / nt;
-    const bool scalar = is_int64(x.dtype);
     add_compute(p, kind, tile_bytes, e / nt, scalar, hw, bf16_tensors(op, e));
+    if (kind.role == OpRole::kRowwise) {
+      // each row's max / sum / mean goes to the scalar unit and back before the pass that uses it
+      int reduces = 0;
+      for (std::uint8_t i = 0; i < kind.pass_count; ++i) {
+        reduces += kind.passes[i] == VectorClass::kReduce ? 1 : 0;
+      }
+      p.scalar_cycles += rows / nt * reduces * hw.vector.row_reduce_sync_cycles;
+    }
+  } else if (!leading) {
+    // a middle run reduced over kept axes inside it, nothing reduced outside: the old plan
+    const double inner = layout.inner_kept();
+    p.in = row_transfer(e / inner, inner * ds, nt, hw);
+    add_compute(p, kind, e * ds / nt, e / nt, scalar, hw, bf16_tensors(op, e));
   } else {
-    p.in = row_transfer(rows * reduced, inner * ds, nt, hw);
-    add_compute(p, kind, e * ds / nt, e / nt, is_int64(x.dtype), hw, bf16_tensors(op, e));
+    const double unit = layout.runs[layout.count - 1].size;
+    p.in = row_transfer(e / unit, unit * ds, nt, hw);
+    if (scalar || (bf16_tensors(op, e) > 0 && !hw.vector.bf16_arithmetic)) {
+      add_compute(p, kind, e * ds / nt, e / nt, scalar, hw, bf16_tensors(op, e));
+    } else {
+      // reduce-class passes are the vector adds and row sums of the layout; the others
+      // (scale, shift, exp) are dense passes over the data
+      // a kernel that computes in fp32 converts each full-size fp16 tensor once and runs its
+      // passes over fp32 bytes
+      const bool widen = kind.fp32_compute && ds == 2;
+      const ReduceRepeats rr = reduce_repeats(layout, widen ? 4.0 : ds, hw);
+      const auto& cpr = hw.vector.cycles_per_repeat;
+      if (widen) {
+        int casts = 0;
+        for (const auto* ts : {&op.inputs, &op.outputs}) {
+          for (const auto& t : *ts) {
+            casts += dtype_bytes(t.dtype) == 2 && static_cast<double>(t.elements()) == e ? 1 : 0;
+          }
+        }
+        p.vector_cycles += casts * (rr.dense * cpr[static_cast<std::size_t>(VectorClass::kConvert)] / nt +
+                                    hw.vector.api_overhead_cycles);
+      }
+      // Per-row statistics in ND ([M,1]: LayerNormXBackpropV2's mean and variance) applied to an
+      // NZ tensor: each row's scalar meets one N0-wide segment per fractal column, so every pass
+      // issues a repeat per segment (BERT: 848 us measured for [48,1024,16,16], where the same
+      // tensor's LayerNorm, with no such operand, takes 130).
+      const double segment = per_row_operand_on_nz(op) ? x.shape.back() : 0;
+      for (std::uint8_t i = 0; i < kind.pass_count; ++i) {
+        const VectorClass c = kind.passes[i];
+        const double cycles =
+            segment > 0 ? e / segment * std::ceil(segment * ds / hw.vector.repeat_bytes) *
+                              cpr[static_cast<std::size_t>(c)]
+            : c == VectorClass::kReduce
+                ? rr.add * cpr[static_cast<std::size_t>(VectorClass::kBinary)] +
+                      rr.row * cpr[static_cast<std::size_t>(VectorClass::kReduce)]
+                : rr.dense * cpr[static_cast<std::size_t>(c)];
+        p.vector_cycles += cycles / nt + hw.vector.api_overhead_cycles;
+      }
+    }
+  }
+  // Further inputs: full-size ones (BN's x beside dy) stream like the first; small ones (mean,
+  // gamma) are read by every core.
+  double extra_in = 0;
+  for (std::size_t i = 1; i < op.inputs.size(); ++i) {
+    const TensorDesc& t = op.inputs[i];
+    if (leading && static_cast<double>(t.elements()) == e) {
+      const Transfer full = flat_transfer(t.bytes(), nt);
+      p.in.bytes += full.bytes;
+      p.in.padded_bytes += full.padded_bytes;
+      p.in.transfers += full.transfers;
+      p.in.ideal_transfers += full.ideal_transfers;
+    } else {
+      extra_in += t.bytes();
+    }
   }
   Transfer extra = flat_transfer(extra_in * std::min<double>(cores, nt), nt);
   p.reread_bytes = extra_in * (std::min<double>(cores, nt) - 1);
@@ -248,8 +335,14 @@ KernelPlan plan_reduction(const OpDesc& op, const HwSpec& hw, int cores) noexcep
   p.in.padded_bytes += extra.padded_bytes;
   p.in.transfers += extra.transfers;
   p.in.ideal_transfers += extra.ideal_transfers;
-  p.out = kind.role == OpRole::kRowwise ? row_transfer(rows, reduced * out_ds, nt, hw)
-                                        : flat_transfer(out_elements * out_ds, nt);
+  if (leading && !op.outputs.empty()) {
+    double out_bytes = 0;
+    for (const auto& t : op.outputs) out_bytes += t.bytes();
+    p.out = flat_transfer(out_bytes, nt);
+  } else {
+    p.out = kind.role == OpRole::kRowwise ? row_transfer(rows, row_len * out_ds, nt, hw)
+                                          : flat_transfer(out_elements * out_ds, nt);
+  }
   p.tiles = tiles;
   p.flops = e * kind.pass_count;
   return p;

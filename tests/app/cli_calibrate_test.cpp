@@ -171,3 +171,57 @@ TEST_CASE("on the real CANN 8.3 ranks, the held-out error stays within the recor
   CHECK(hold["median_ape"].get<double>() <= baseline["holdout_median_ape_max"].get<double>());
   CHECK(hold["step_total_error"].get<double>() <= baseline["holdout_step_total_error_max"].get<double>());
 }
+
+TEST_CASE("calibrate --correction-out writes a learned correction that accuracy and predict "
+          "apply, and predict warns when an op lies outside its training",
+          "[cli][calibrate][correction]") {
+  const fs::path p = synthetic_profile("corr");
+  const fs::path corr = p.parent_path() / "correction.txt";
+  fs::remove(corr);
+  const auto r = run_cli("calibrate '" + p.string() + "' --hw auto --seed 2 --correction-out '" +
+                         corr.string() + "' --json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["correction"]["kind"] == "gbt");
+  CHECK(j["correction"]["training_rows"].get<int>() > 10);
+  CHECK(j["correction"]["holdout"]["rows"].get<int>() > 0);
+  REQUIRE(fs::exists(corr));
+  CHECK(npusim::test::read_all(corr).rfind("npusim-correction 1\n", 0) == 0);
+
+  const auto acc = run_cli("accuracy '" + p.string() + "' --hw auto --correction '" +
+                           corr.string() + "' --json");
+  INFO(acc.err);
+  REQUIRE(acc.exit_code == 0);
+  const auto a = nlohmann::json::parse(acc.out);
+  CHECK(a["corrected"]["overall"]["rows"] == a["overall"]["rows"]);
+  CHECK(a["corrected"].contains("ood_rows"));
+  const auto txt = run_cli("accuracy '" + p.string() + "' --hw auto --correction '" +
+                           corr.string() + "'");
+  REQUIRE(txt.exit_code == 0);
+  CHECK(txt.out.find("with the learned correction") != std::string::npos);
+  CHECK(txt.out.find("left uncorrected as outside its training") != std::string::npos);
+
+  // An Add far larger than any the profile ran: no correction, and a warning that says why.
+  const auto big = run_cli("predict --hw ascend910b3 --op Add --shapes '1048576,8192;1048576,8192' "
+                           "--dtypes FLOAT --correction '" + corr.string() + "' --json");
+  INFO(big.err);
+  REQUIRE(big.exit_code == 0);
+  CHECK(big.err.find("learned correction not applied") != std::string::npos);
+  const auto b = nlohmann::json::parse(big.out);
+  CHECK(b["correction"]["out_of_distribution"] == true);
+  CHECK(b["correction"]["factor"] == 1.0);
+  CHECK(b["correction"]["corrected_duration_us"].get<double>() ==
+        Approx(b["duration_us"].get<double>()));
+  const auto small = run_cli("predict --hw ascend910b3 --op Add --shapes '256,1024;256,1024' "
+                             "--dtypes FLOAT --correction '" + corr.string() + "'");
+  REQUIRE(small.exit_code == 0);
+  CHECK(small.out.find("learned correction:") != std::string::npos);
+
+  // A file that is not a correction: a clear error naming it.
+  const auto bad = run_cli("accuracy '" + p.string() + "' --hw auto --correction '" +
+                           (p / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv").string() + "'");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("kernel_details.csv:1") != std::string::npos);
+  CHECK(bad.err.find("not a file of `npusim calibrate --correction-out`") != std::string::npos);
+}

@@ -72,6 +72,32 @@ TEST_CASE("cross-validate: per-run figures, over-run median and worst, shape spl
   CHECK(t.out.find("mindspore") != std::string::npos);
 }
 
+TEST_CASE("cross-validate --correction: corrected figures beside the calibrated ones, OOD counts",
+          "[cli][crossval][correction]") {
+  const fs::path c = write_corpus("corr", kRuns);
+  const auto r = run_cli("cross-validate '" + c.string() + "' --seeds 1 --correction gbt --json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["correction"]["kind"] == "gbt");
+  CHECK(j["correction"]["trainings"].get<int>() >= 3);
+  for (const auto& run : j["runs"]) {
+    CHECK(run["loro_corrected"]["rows"] == run["loro"]["rows"]);
+    CHECK(run["loro_ood_rows"].get<int>() <= run["loro"]["rows"].get<int>());
+    CHECK(run.contains("lowo_corrected"));
+  }
+  // The mindspore run is the only one on the 910: its chip lies outside every other fold.
+  CHECK(j["runs"][2]["loro_ood_rows"] == j["runs"][2]["loro"]["rows"]);
+  CHECK(j["over_runs"].contains("loro_corrected_mape"));
+  CHECK(j["shape_split"].contains("mean_corrected_mape"));
+  const auto t = run_cli("cross-validate '" + c.string() + "' --seeds 0 --no-lowo --correction ridge");
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out.find("learned correction 'ridge'") != std::string::npos);
+  CHECK(t.out.find("rows left uncorrected as outside the training") != std::string::npos);
+  const auto bad = run_cli("cross-validate '" + c.string() + "' --correction forest");
+  CHECK(bad.exit_code != 0);
+}
+
 TEST_CASE("cross-validate: a bad corpus file is an error at its line", "[cli][crossval][bad]") {
   auto c = write_corpus("missing", "[[run]]\nname = \"a\"\nworkload = \"w\"\npaths = [\"nope\"]\n");
   auto r = run_cli("cross-validate '" + c.string() + "'");
