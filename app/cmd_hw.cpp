@@ -107,6 +107,8 @@ std::vector<Row> spec_rows(const HwSpec& s) {
   add("memory", "block_bytes", m.block_bytes, "B");
   add("memory", "read_latency_cycles", m.read_latency_cycles, "cycles");
   add("memory", "write_latency_cycles", m.write_latency_cycles, "cycles");
+  add("memory", "read_stream_share", m.read_stream_share, "");
+  add("memory", "write_stream_share", m.write_stream_share, "");
   add("memory", "mte2_setup_cycles", m.mte2_setup_cycles, "cycles");
   add("memory", "mte3_setup_cycles", m.mte3_setup_cycles, "cycles");
   const OverheadSpec& o = s.overhead;

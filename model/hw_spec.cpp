@@ -225,6 +225,8 @@ void Loader::read_model_sections(TableReader& root, bool overlay) {
     s->integer("block_bytes", m.block_bytes, 1, true);
     s->number("read_latency_cycles", m.read_latency_cycles, kNonNegative);
     s->number("write_latency_cycles", m.write_latency_cycles, kNonNegative);
+    s->number("read_stream_share", m.read_stream_share, kRatio);
+    s->number("write_stream_share", m.write_stream_share, kRatio);
     s->number("mte2_setup_cycles", m.mte2_setup_cycles, kNonNegative);
     s->number("mte3_setup_cycles", m.mte3_setup_cycles, kNonNegative);
     s->finish();

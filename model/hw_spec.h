@@ -115,6 +115,9 @@ struct MemorySpec {
   int block_bytes = 0;                    ///< DMA granularity and UB alignment (32)
   double read_latency_cycles = 0;         ///< first-byte latency of a GM read, paid once per kernel
   double write_latency_cycles = 0;        ///< latency of the last write, paid once per kernel
+  double read_stream_share = 0;           ///< [0, 1]: of read_latency_cycles, what each further
+                                          ///< tensor read stream adds (1: streams wait in series)
+  double write_stream_share = 0;          ///< [0, 1]: the same for write_latency_cycles
   double mte2_setup_cycles = 0;           ///< per DMA instruction in
   double mte3_setup_cycles = 0;           ///< per DMA instruction out
 };

@@ -94,6 +94,14 @@ std::vector<OpKindInfo> build_table() {
            VC::kMultiplyAdd, VC::kBinary});
   }
   // MindSpore / TBE training ops of the Ascend 910 corpus, composed the same way:
+  // LAMB's moment updates, bias corrections, sqrt, divide and weight decay, one vector pass per
+  // operation of its formula: m' = b1 m + (1-b1) g (2 muls, add), v' = b2 v + (1-b2) g^2 (mul,
+  // 2 muls, add), m'/(1-b1^t) and v'/(1-b2^t) (2 divides), m_hat / (sqrt(v_hat) + eps) (sqrt,
+  // add, divide), + decay x var x use_decay (2 muls, add): 7 unary, 4 binary, 4 transcendental
+  ew("LambApplyOptimizerAssign",
+     {VC::kUnary, VC::kUnary, VC::kBinary, VC::kBinary, VC::kUnary, VC::kUnary, VC::kBinary,
+      VC::kTranscendental, VC::kTranscendental, VC::kTranscendental, VC::kUnary,
+      VC::kTranscendental, VC::kUnary, VC::kUnary, VC::kBinary});
   // relu that also writes its mask (a compare), and the gradient that selects by it
   ew("ReLUV2", {VC::kUnary, VC::kBinary});
   // Batch-norm apply over NC1HWC0 with per-channel statistics: (x - mean) * rsqrt(var) * scale +

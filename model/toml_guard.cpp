@@ -66,17 +66,30 @@ void skip_line_ending_backslash(Cursor& c, const std::string& file) {
   }
 }
 
+// A quote opens a string only where TOML has one: a key at the start of a line or after '.',
+// '[' or '{' or ','; a value after '=' or '[' or ','. Elsewhere (`e = -"...`) toml++ 3.3 does
+// not read a string either, and runs its whitespace test over what follows (fuzz_graph's
+// finding: `e=-"` and a Cyrillic letter), so the text after it is checked as plain text.
+bool string_may_open_after(unsigned char last) {
+  return last == '\n' || last == '=' || last == '[' || last == ',' || last == '{' || last == '.';
+}
+
 }  // namespace
 
 void check_toml_text(std::string_view text, const std::string& file) {
   Cursor c{text};
   State s = State::Normal;
+  unsigned char last = '\n';  // the last character of plain text other than a space or tab
   while (!c.at_end()) {
     const unsigned char ch = c.peek();
+    const bool opens = string_may_open_after(last);
+    if (s == State::Normal && ch != ' ' && ch != '\t' && ch != '\r') last = ch;
     switch (s) {
       case State::Normal:
         if (ch == '#') {
           s = State::Comment;
+        } else if (!opens && (ch == '"' || ch == '\'')) {
+          // not a string: checked as plain text
         } else if (c.starts("\"\"\"")) {
           s = State::MultiBasic;
           c.advance();
@@ -96,17 +109,24 @@ void check_toml_text(std::string_view text, const std::string& file) {
         }
         break;
       case State::Comment:
-        if (ch == '\n') s = State::Normal;
+        if (ch == '\n') {
+          s = State::Normal;
+          last = '\n';
+        }
         break;
       case State::Basic:
         if (ch == '\\') {
           c.advance();  // the escaped character is content
         } else if (ch == '"' || ch == '\n') {
           s = State::Normal;  // an unclosed string is toml++'s to report
+          last = ch;
         }
         break;
       case State::Literal:
-        if (ch == '\'' || ch == '\n') s = State::Normal;
+        if (ch == '\'' || ch == '\n') {
+          s = State::Normal;
+          last = ch;
+        }
         break;
       case State::MultiBasic:
       case State::MultiLiteral: {
@@ -121,6 +141,7 @@ void check_toml_text(std::string_view text, const std::string& file) {
           while (c.peek(run) == static_cast<unsigned char>(quote)) ++run;
           for (std::size_t k = 0; k + 1 < (run > 5 ? 3 : run); ++k) c.advance();
           s = State::Normal;
+          last = static_cast<unsigned char>(quote);
         }
         break;
       }

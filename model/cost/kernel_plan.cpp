@@ -258,8 +258,13 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   const double rs = std::max(1, plan.read_streams);
   const double ws = std::max(1, plan.write_streams);
   const bool writes = out_total > 0 || plan.fixpipe_bytes > 0;
-  const double latency = (hw.memory.read_latency_cycles * rs +
-                          (writes ? hw.memory.write_latency_cycles * ws : 0.0)) / f;
+  // How much each further stream adds is the chip's and toolchain's: a whole latency where the
+  // streams wait in series (read_stream_share 1, CANN 8.3 on the 910B), a small share of it where
+  // a kernel issues every stream's first load back to back (TBE on the 910).
+  const double reads = 1 + hw.memory.read_stream_share * (rs - 1);
+  const double writes_n = 1 + hw.memory.write_stream_share * (ws - 1);
+  const double latency = (hw.memory.read_latency_cycles * reads +
+                          (writes ? hw.memory.write_latency_cycles * writes_n : 0.0)) / f;
   cp.memory_us += latency;
   category[Stage::kMemory] += latency;
   cp.head_us = (hw.overhead.launch_cycles + hw.overhead.per_block_cycles * b) / f;

@@ -300,7 +300,7 @@ KernelPlan plan_reduction(const OpDesc& op, const HwSpec& hw, int cores) noexcep
       // NZ tensor: each row's scalar meets one N0-wide segment per fractal column, so every pass
       // issues a repeat per segment (BERT: 848 us measured for [48,1024,16,16], where the same
       // tensor's LayerNorm, with no such operand, takes 130).
-      const double segment = per_row_operand_on_nz(op) ? x.shape.back() : 0;
+      const double segment = per_row_operand_on_nz(op) ? static_cast<double>(x.shape.back()) : 0;
       for (std::uint8_t i = 0; i < kind.pass_count; ++i) {
         const VectorClass c = kind.passes[i];
         const double cycles =

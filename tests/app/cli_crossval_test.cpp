@@ -145,4 +145,9 @@ TEST_CASE("on the shared corpus, the leave-one-run-out figures stay within the r
         baseline["loro_step_total_median_max"].get<double>());
   CHECK(o["loro_step_total"]["worst"].get<double>() <=
         baseline["loro_step_total_worst_max"].get<double>());
+  // What a user with no profile of their own gets.
+  CHECK(o["uncalibrated_mape"]["median"].get<double>() <=
+        baseline["uncalibrated_mape_median_max"].get<double>());
+  CHECK(o["uncalibrated_mape"]["worst"].get<double>() <=
+        baseline["uncalibrated_mape_worst_max"].get<double>());
 }

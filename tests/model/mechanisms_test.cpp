@@ -31,6 +31,8 @@ HwSpec toy() {
   hw.memory.mte3_setup_cycles = 12;
   hw.memory.read_latency_cycles = 1400;
   hw.memory.write_latency_cycles = 300;
+  hw.memory.read_stream_share = 1;  // each further stream waits a whole latency (910B)
+  hw.memory.write_stream_share = 1;
   hw.memory.block_bytes = 32;
   hw.memory.hbm_bandwidth_gbps = 100000;  // no chip cap unless a test lowers it
   hw.memory.hbm_efficiency = 1;
@@ -392,6 +394,22 @@ TEST_CASE("each tensor a kernel reads or writes waits out its own first-transfer
   CHECK(scalar.critical_path.memory_us < one.critical_path.memory_us + 0.1);
 }
 
+TEST_CASE("a chip whose kernels issue their streams back to back pays a small cost per further "
+          "stream",
+          "[mechanism][memory]") {
+  HwSpec hw = toy();
+  hw.memory.read_stream_share = 0.07;  // the 910's TBE kernels (hw_specs/ascend910.toml)
+  hw.memory.write_stream_share = 0.5;
+  const CoreBudget one_core{0, 1};
+  // Add of two 16-element fp16 tensors: the first read's 1400 and 0.07 x 1400 = 98 for the
+  // second, the write's 300, plus two DMAs in (64/32 + 2 x 27) and one out (32/64 + 12): 1866.5 ns.
+  const OpCost two = predict(op("Add", "16;16", "FLOAT16"), hw, one_core);
+  CHECK(two.critical_path.memory_us == Approx(1.8665));
+  // One tensor read: no further stream, the same as with whole latencies (1741 ns).
+  const OpCost one = predict(op("Cast", "16", "FLOAT16", {{"dst_type", "FLOAT"}}), hw, one_core);
+  CHECK(one.critical_path.memory_us == Approx(1.741));
+}
+
 TEST_CASE("all traffic passes through the chip's L2, whose bandwidth the cores share",
           "[mechanism][memory]") {
   HwSpec hw = toy();
@@ -405,4 +423,16 @@ TEST_CASE("all traffic passes through the chip's L2, whose bandwidth the cores s
   hw.memory.l2_efficiency = 1;  // twice the bandwidth: the cap halves
   CHECK(predict(op("TensorMove", "262144", "FLOAT"), hw, {}, hit).duration_us ==
         Approx(0.428 + 10.48576 + 1.7));
+}
+
+TEST_CASE("LAMB's optimizer step runs one vector pass per operation of its formula",
+          "[mechanism][vector]") {
+  HwSpec hw = toy();
+  hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kTranscendental)] = 4;
+  // grad, v, m and var of 64 fp32 elements (one 256-byte repeat each pass) and the scalars:
+  // 7 unary passes x 1 cycle + 4 binary x 2 + 4 transcendental x 4 = 31 cycles on one core.
+  const OpCost c =
+      predict(op("LambApplyOptimizerAssign", "64;64;64;64;1;1;1;1;1;1", "FLOAT"), hw, {0, 1});
+  CHECK(c.block_dim == 1);
+  CHECK(c.pipes.vector_us == Approx(0.031));
 }

@@ -152,6 +152,16 @@ TEST_CASE("non-ASCII text is read in strings, quoted keys and comments and refus
   CHECK_THROWS_WITH(parse_toml_string("s = \"\"\"\\\n  \xC2\xA7\"\"\"\n", "t.toml"),
                     Catch::StartsWith("t.toml:2:3: error: a non-ASCII character right after a "
                                       "line-ending backslash"));
+  // A quote where TOML has no string (after '-') opens none for toml++ either, which then runs
+  // its whitespace test over what follows (fuzz_graph's finding): checked as plain text.
+  CHECK_THROWS_WITH(parse_toml_string("e=-\"\xD1\x8A\n", "t.toml"),
+                    Catch::StartsWith("t.toml:1:5: error: a non-ASCII character outside a "
+                                      "string or comment"));
+  // Strings in every place TOML has them stay strings.
+  const TomlFile places = parse_toml_string(
+      "a.\"é\".c = [\"ж\", 'ü']\n[\"τ\"]\nt = { k = \"ø\" }\n", "t.toml");
+  CHECK(places.root["a"]["é"]["c"][1].value_or(std::string()) == "ü");
+  CHECK(places.root["τ"]["t"]["k"].value_or(std::string()) == "ø");
   // An ordinary escape in a multi-line string is content, not a line ending.
   CHECK(parse_toml_string("s = \"\"\"a\\\"\xC2\xA7\"\"\"\n", "t.toml").root["s"].value_or(
             std::string()) == "a\"\xC2\xA7");
