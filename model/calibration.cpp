@@ -12,6 +12,7 @@
 #include <set>
 
 #include "model/error.h"
+#include "model/key_hash.h"
 #include "model/op_table.h"
 
 namespace npusim {
@@ -93,18 +94,6 @@ const ParamDef* find_def(const std::string& key) {
   return nullptr;
 }
 
-std::uint64_t fnv1a(std::string_view s, std::uint64_t seed) {
-  std::uint64_t h = 1469598103934665603ULL ^ (seed * 0x9E3779B97F4A7C15ULL);
-  for (const char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ULL;
-  }
-  // final avalanche so nearby keys spread over [0, 1)
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
-  return h;
-}
 
 double quantile_sorted(const std::vector<double>& v, double q) {
   const double pos = q * static_cast<double>(v.size() - 1);
@@ -122,7 +111,6 @@ ErrorInterval interval_of(std::vector<double> ratios) {
   return e;
 }
 
-double unit(std::uint64_t h) { return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0); }
 
 // (type, input and output shapes, dtypes): a Slice of one input to two different outputs is two
 // different ops.
@@ -274,7 +262,7 @@ void split_samples(const std::vector<Sample>& samples, SplitKind kind, double ho
   if (kind == SplitKind::kFile) {
     std::map<std::string, bool> held;
     for (const auto& s : samples) held.emplace(s.group, false);
-    for (auto& [g, h] : held) h = unit(fnv1a(g, seed)) < holdout_fraction;
+    for (auto& [g, h] : held) h = unit_interval(key_hash(g, seed)) < holdout_fraction;
     // at least one group on each side when there are two or more
     if (held.size() >= 2) {
       const bool any_held = std::any_of(held.begin(), held.end(), [](auto& kv) { return kv.second; });
@@ -298,7 +286,7 @@ void split_samples(const std::vector<Sample>& samples, SplitKind kind, double ho
   }
   for (std::size_t i = 0; i < samples.size(); ++i) {
     const std::string key = kind == SplitKind::kShape ? shape_key(samples[i]) : std::to_string(i);
-    (unit(fnv1a(key, seed)) < holdout_fraction ? holdout : fit).push_back(i);
+    (unit_interval(key_hash(key, seed)) < holdout_fraction ? holdout : fit).push_back(i);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "model/error.h"
+#include "model/key_hash.h"
 
 namespace npusim {
 
@@ -89,18 +90,6 @@ ErrorSummary corrected_on(const CvRun& r, const HwSpec& hw, const Correction& c,
   std::vector<double> m;
   for (const auto& s : r.samples) m.push_back(s.measured_us);
   return summarize(m, corrected_predictions(r.samples, all_rows(r), hw, c, &ood));
-}
-
-double unit_hash(const std::string& s, std::uint64_t seed) {
-  std::uint64_t h = 1469598103934665603ULL ^ (seed * 0x9E3779B97F4A7C15ULL);
-  for (const char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ULL;
-  }
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
-  return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0);
 }
 
 }  // namespace

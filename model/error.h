@@ -15,6 +15,9 @@ struct SourcePos {
   std::uint32_t column = 0;
 };
 
+/// Where an error in a command-line argument is reported.
+inline const SourcePos kCommandLine{"<command line>", 0, 0};
+
 /// Bad user input: printed like a compiler diagnostic,
 /// `file:line:col: error: what`, exit code 2, nothing written.
 class InputError : public std::runtime_error {

@@ -13,7 +13,6 @@ namespace npusim {
 
 namespace {
 
-const SourcePos kCmd{"<command line>", 0, 0};
 
 }  // namespace
 
@@ -50,7 +49,7 @@ const PassInfo& find_pass(std::string_view name) {
   }
   std::vector<std::string> names;
   for (const PassInfo& p : graph_passes()) names.emplace_back(p.name);
-  throw InputError(kCmd,
+  throw InputError(kCommandLine,
                    fmt::format("unknown pass '{}'; valid passes: {}", name, join(names, ", ")));
 }
 

@@ -13,6 +13,7 @@
 
 #include "model/calibration.h"
 #include "model/error.h"
+#include "model/key_hash.h"
 
 namespace npusim {
 
@@ -52,19 +53,7 @@ void set(HwSpec& hw, const std::string& key, double v) {
   }
 }
 
-std::uint64_t mix(std::string_view s, std::uint64_t seed) {
-  std::uint64_t h = 1469598103934665603ULL ^ (seed * 0x9E3779B97F4A7C15ULL);
-  for (const char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ULL;
-  }
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
-  return h;
-}
 
-double unit(std::uint64_t h) { return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0); }
 
 struct Param {
   std::string key;
@@ -96,7 +85,7 @@ std::vector<Row> build_rows(const std::vector<FitGroup>& groups, const TransferO
       it->second.push_back(i);
     }
     std::sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
-      return mix(a, o.seed) < mix(b, o.seed);
+      return key_hash(a, o.seed) < key_hash(b, o.seed);
     });
     if (order.size() > o.max_keys_per_run) order.resize(o.max_keys_per_run);
     double total = 0;
@@ -107,7 +96,7 @@ std::vector<Row> build_rows(const std::vector<FitGroup>& groups, const TransferO
       for (const std::size_t i : idx) t.push_back(grp.samples->at(i).measured_us);
       std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
       Row r{g, grp.samples->at(idx.front()), static_cast<double>(idx.size()),
-            unit(mix(k, o.seed + 7919)) < o.validation_fraction};
+            unit_interval(key_hash(k, o.seed + 7919)) < o.validation_fraction};
       r.sample.measured_us = t[t.size() / 2];
       total += r.weight;
       out.push_back(std::move(r));

@@ -11,7 +11,7 @@ namespace npusim::profile {
 namespace {
 
 // Large enough that a few hundred thousand typical rows need one read; grows for a longer record.
-constexpr std::size_t kBlockBytes = std::size_t{1} << 20;
+constexpr std::size_t kCsvBlockBytes = std::size_t{1} << 20;
 
 }  // namespace
 
@@ -49,7 +49,7 @@ void CsvReader::read_header_or_close() {
 void CsvReader::read_header() {
   // Zeroing a whole 1 MiB block for a small table cost more than reading it (a profile folder
   // holds many small CSVs; a fuzzer reads thousands of inputs per second).
-  buf_.resize(std::clamp<std::size_t>(block_bytes_, 4096, kBlockBytes));
+  buf_.resize(std::clamp<std::size_t>(block_bytes_, 4096, kCsvBlockBytes));
   if (!read_record()) {
     throw InputError({file_, 1, 0}, "empty file: expected a header line of column names");
   }

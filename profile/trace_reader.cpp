@@ -22,7 +22,7 @@ namespace od = simdjson::ondemand;
 
 namespace {
 
-constexpr std::size_t kBlockBytes = std::size_t{4} << 20;
+constexpr std::size_t kTraceBlockBytes = std::size_t{4} << 20;
 
 // One device task or hcom op kept until the tracks are known (process_name events may come
 // anywhere in the file).
@@ -86,8 +86,8 @@ class TraceReader {
     // many small timelines of a profile folder (and a fuzzer's inputs).
     std::error_code size_error;
     const auto file_bytes = std::filesystem::file_size(file_, size_error);
-    std::vector<char> block(size_error ? kBlockBytes
-                                       : std::clamp<std::size_t>(file_bytes + 1, 4096, kBlockBytes));
+    std::vector<char> block(size_error ? kTraceBlockBytes
+                                       : std::clamp<std::size_t>(file_bytes + 1, 4096, kTraceBlockBytes));
     std::vector<char> stack;  // open containers
     bool in_string = false, escape = false, started = false;
     std::size_t event_depth = 0;  // stack size at which '{' opens an event

@@ -16,7 +16,6 @@ namespace npusim::sim {
 
 namespace {
 
-const SourcePos kCmd{"<command line>", 0, 0};
 
 // A rate doubled this often and still meeting the P99 is not a Poisson bottleneck any more.
 constexpr int kMaxRateDoublings = 30;
@@ -38,15 +37,15 @@ constexpr int kSaturatingBatchesPerStream = 4;
 
 void check_search(const Scenario& sc, double tolerance) {
   if (sc.workload.arrival != ArrivalKind::kPoisson) {
-    throw InputError(kCmd,
+    throw InputError(kCommandLine,
                      "--find-max-qps searches the Poisson rate: the scenario's "
                      "workload.arrival must be \"poisson\"");
   }
   if (!sc.target.p99_ms) {
-    throw InputError(kCmd, "--find-max-qps needs target.p99_ms (in the scenario or --set)");
+    throw InputError(kCommandLine, "--find-max-qps needs target.p99_ms (in the scenario or --set)");
   }
   if (!(tolerance > 0 && tolerance < 1)) {
-    throw InputError(kCmd, "the max-QPS tolerance must be in (0, 1)");
+    throw InputError(kCommandLine, "the max-QPS tolerance must be in (0, 1)");
   }
 }
 

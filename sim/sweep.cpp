@@ -26,7 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
-const SourcePos kCmd{"<command line>", 0, 0};
 
 // A grid larger than this is almost certainly a typo in a range (1..100000:1 on three axes); a
 // sweep that big is run as shards of smaller grids.
@@ -81,7 +80,7 @@ void expand_range(const std::string& item, std::size_t dots, const std::string& 
     b = trim(std::string_view(b).substr(0, colon));
   }
   const auto fail = [&](const std::string& why) {
-    throw InputError(kCmd, fmt::format("{}: range '{}': {}", what, item, why));
+    throw InputError(kCommandLine, fmt::format("{}: range '{}': {}", what, item, why));
   };
   const auto lo = parse_number(a);
   const auto hi = parse_number(b);
@@ -155,7 +154,7 @@ std::vector<std::string> point_sets(const Plan& plan, const std::vector<std::str
       const std::string& t = values[a];
       const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), n);
       if (ec != std::errc() || p != t.data() + t.size() || n < 1) {
-        throw InputError(kCmd, fmt::format("--vary deployment.max_gear: '{}' is not a batch size "
+        throw InputError(kCommandLine, fmt::format("--vary deployment.max_gear: '{}' is not a batch size "
                                            "(an integer >= 1)",
                                            t));
       }
@@ -255,23 +254,23 @@ Plan make_plan(const SweepSpec& spec) {
 void check_spec(const SweepSpec& spec) {
   std::map<std::string, int> seen;
   for (const SweepAxis& a : spec.axes) {
-    if (a.values.empty()) throw InputError(kCmd, fmt::format("--vary {}: no values", a.key));
+    if (a.values.empty()) throw InputError(kCommandLine, fmt::format("--vary {}: no values", a.key));
     if (seen[a.key]++ > 0) {
-      throw InputError(kCmd, fmt::format("--vary {} is given twice; list all its values in one "
+      throw InputError(kCommandLine, fmt::format("--vary {} is given twice; list all its values in one "
                                          "--vary",
                                          a.key));
     }
     for (const std::string& s : spec.sets) {
       if (trim(s.substr(0, s.find('='))) == a.key) {
-        throw InputError(kCmd, fmt::format("{} is both fixed (--set) and varied (--vary)", a.key));
+        throw InputError(kCommandLine, fmt::format("{} is both fixed (--set) and varied (--vary)", a.key));
       }
     }
   }
   if (spec.shard.n == 0 || spec.shard.k >= spec.shard.n) {
-    throw InputError(kCmd, "--shard K/N needs 0 <= K < N");
+    throw InputError(kCommandLine, "--shard K/N needs 0 <= K < N");
   }
   if (!(spec.max_qps_tolerance > 0 && spec.max_qps_tolerance < 1)) {
-    throw InputError(kCmd, "the max-QPS tolerance must be in (0, 1)");
+    throw InputError(kCommandLine, "the max-QPS tolerance must be in (0, 1)");
   }
 }
 
@@ -280,7 +279,7 @@ std::size_t grid_size(const std::vector<SweepAxis>& axes) {
   for (const SweepAxis& a : axes) {
     if (n > kMaxGridPoints / a.values.size()) {
       throw InputError(
-          kCmd, fmt::format("the grid has more than {} points; split the sweep", kMaxGridPoints));
+          kCommandLine, fmt::format("the grid has more than {} points; split the sweep", kMaxGridPoints));
     }
     n *= a.values.size();
   }
@@ -429,7 +428,7 @@ std::vector<std::string> parse_sweep_values(const std::string& text, const std::
   std::vector<std::string> out;
   for (const std::string& item : split_items(text)) {
     if (item.empty()) {
-      throw InputError(kCmd, fmt::format("{}: empty value in '{}'", what, text));
+      throw InputError(kCommandLine, fmt::format("{}: empty value in '{}'", what, text));
     }
     const std::size_t dots = item.find("..");
     if (dots != std::string::npos && item.front() != '[' && item.front() != '{' &&
@@ -445,7 +444,7 @@ std::vector<std::string> parse_sweep_values(const std::string& text, const std::
 SweepAxis parse_sweep_axis(const std::string& spec) {
   const std::size_t eq = spec.find('=');
   if (eq == std::string::npos) {
-    throw InputError(kCmd, fmt::format("--vary '{}': expected section.key=values", spec));
+    throw InputError(kCommandLine, fmt::format("--vary '{}': expected section.key=values", spec));
   }
   SweepAxis axis;
   axis.key = trim(std::string_view(spec).substr(0, eq));
@@ -453,7 +452,7 @@ SweepAxis parse_sweep_axis(const std::string& spec) {
   if (std::find(keys.begin(), keys.end(), axis.key) == keys.end()) {
     std::string list;
     for (const std::string& k : keys) list += (list.empty() ? "" : ", ") + k;
-    throw InputError(kCmd, fmt::format("--vary '{}': unknown key '{}'; accepted keys: {}", spec,
+    throw InputError(kCommandLine, fmt::format("--vary '{}': unknown key '{}'; accepted keys: {}", spec,
                                        axis.key, list));
   }
   axis.values = parse_sweep_values(spec.substr(eq + 1), fmt::format("--vary '{}'", spec));
@@ -469,7 +468,7 @@ SweepShard parse_sweep_shard(const std::string& text) {
   const auto [pn, en] = std::from_chars(n.data(), n.data() + n.size(), s.n);
   if (k.empty() || n.empty() || ek != std::errc() || en != std::errc() ||
       pk != k.data() + k.size() || pn != n.data() + n.size() || s.n == 0 || s.k >= s.n) {
-    throw InputError(kCmd, fmt::format("--shard '{}': expected K/N with 0 <= K < N (K counts from "
+    throw InputError(kCommandLine, fmt::format("--shard '{}': expected K/N with 0 <= K < N (K counts from "
                                        "0, e.g. $SLURM_ARRAY_TASK_ID/N)",
                                        text));
   }
@@ -693,7 +692,7 @@ SweepResult sweep_from_json(const std::string& text, const std::string& file) {
 SweepResult merge_sweeps(const std::vector<SweepResult>& shards,
                          const std::vector<std::string>& files) {
   NPUSIM_CHECK(shards.size() == files.size());
-  if (shards.empty()) throw InputError(kCmd, "merge: no shard files given");
+  if (shards.empty()) throw InputError(kCommandLine, "merge: no shard files given");
   const SweepResult& first = shards.front();
   std::vector<int> seen(first.shard.n, -1);
   for (std::size_t i = 0; i < shards.size(); ++i) {
@@ -726,7 +725,7 @@ SweepResult merge_sweeps(const std::vector<SweepResult>& shards,
     if (seen[k] < 0)
       missing += fmt::format("{}{}/{}", missing.empty() ? "" : ", ", k, first.shard.n);
   }
-  if (!missing.empty()) throw InputError(kCmd, "merge: missing shard(s) " + missing);
+  if (!missing.empty()) throw InputError(kCommandLine, "merge: missing shard(s) " + missing);
 
   SweepResult r = first;
   r.shard = SweepShard{};

@@ -16,7 +16,6 @@ namespace npusim::sim {
 namespace {
 
 using Json = nlohmann::ordered_json;
-const SourcePos kCmd{"<command line>", 0, 0};
 
 std::vector<std::string> touched_ops(const std::vector<GraphChange>& changes) {
   std::vector<std::string> out;
@@ -130,12 +129,12 @@ WhatifResult run_whatif(const Scenario& scenario, const HwSpec& hw, const Whatif
   }
   for (const std::string& op : spec.options.assume_fits) {
     if (!scenario.graph.find(op)) {
-      throw InputError(kCmd, fmt::format("--assume-fits {}: the graph '{}' has no op of that name",
+      throw InputError(kCommandLine, fmt::format("--assume-fits {}: the graph '{}' has no op of that name",
                                          op, scenario.graph.name()));
     }
   }
   if (!(spec.max_qps_tolerance > 0 && spec.max_qps_tolerance < 1)) {
-    throw InputError(kCmd, "the max-QPS tolerance must be in (0, 1)");
+    throw InputError(kCommandLine, "the max-QPS tolerance must be in (0, 1)");
   }
 
   WhatifResult r;

@@ -16,9 +16,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kData = NPUSIM_TEST_DATA_DIR;
+const std::string kAnchorData = NPUSIM_TEST_DATA_DIR;
 
-fs::path temp_dir() {
+fs::path anchor_temp_dir() {
   static int n = 0;
   const fs::path d = fs::temp_directory_path() /
                      ("npusim_cli_anchor_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
@@ -30,8 +30,8 @@ fs::path temp_dir() {
 
 TEST_CASE("a profile's graph runs measured on its chip and anchored on another",
           "[cli][anchor]") {
-  const fs::path d = temp_dir();
-  const auto g = run_cli("graph from-profile '" + kData +
+  const fs::path d = anchor_temp_dir();
+  const auto g = run_cli("graph from-profile '" + kAnchorData +
                          "/profiles/torch_cann83/rank_0_ascend_pt' --step 12 --hw ascend910b3 -o '" +
                          (d / "graph.toml").string() + "'");
   INFO(g.err);

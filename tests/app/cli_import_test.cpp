@@ -14,7 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kSrc = NPUSIM_SOURCE_DIR;
+const std::string kImportSrc = NPUSIM_SOURCE_DIR;
 
 struct TempDir {
   fs::path path;

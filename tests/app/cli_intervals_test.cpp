@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path temp_dir(const std::string& name) {
+fs::path intervals_temp_dir(const std::string& name) {
   const fs::path d =
       fs::temp_directory_path() / fmt::format("npusim_cli_intervals_{}_{}", name, ::getpid());
   fs::create_directories(d);
@@ -35,7 +35,7 @@ fs::path temp_dir(const std::string& name) {
 // An overlay with only intervals: cube ops at 0.8-1.25 of the model, every other family pooled
 // at 0.5-2.
 fs::path hand_overlay() {
-  const fs::path p = temp_dir("hand") / "intervals.toml";
+  const fs::path p = intervals_temp_dir("hand") / "intervals.toml";
   std::ofstream(p) << "# hand-written factors for tests\n"
                       "[intervals.cube]\np10 = 0.8\np90 = 1.25\nrows = 41\n\n"
                       "[intervals.all]\np10 = 0.5\np90 = 2\nrows = 300\n";
@@ -44,9 +44,9 @@ fs::path hand_overlay() {
 
 // A torch_npu kernel_details.csv on the spec's 910B3 whose HBM runs at 0.6 of nominal (the spec
 // says 0.79), with 10 % log-normal noise per row: 32 MatMulV2 and 48 elementwise shapes.
-fs::path synthetic_profile() {
+fs::path intervals_synthetic_profile() {
   using namespace npusim;
-  const fs::path root = temp_dir("profile") / "rank_0_ascend_pt";
+  const fs::path root = intervals_temp_dir("profile") / "rank_0_ascend_pt";
   fs::create_directories(root / "ASCEND_PROFILER_OUTPUT");
   HwSpec truth = load_hw_spec(fs::path(NPUSIM_SOURCE_DIR) / "hw_specs" / "ascend910b3.toml");
   truth.memory.hbm_efficiency = 0.6;
@@ -188,7 +188,7 @@ TEST_CASE("simulate's range from the P10 and P90 runs brackets its point estimat
 
 TEST_CASE("calibrate writes per-family intervals from its holdout that predict and hw show reload",
           "[cli][calibrate][intervals]") {
-  const fs::path p = synthetic_profile();
+  const fs::path p = intervals_synthetic_profile();
   const fs::path ov = p.parent_path() / "fitted.toml";
   const auto r = run_cli("calibrate '" + p.string() + "' --hw 910b3 --holdout 0.5 --seed 3 -o '" +
                          ov.string() + "' --json");
@@ -282,7 +282,7 @@ TEST_CASE("on the real CANN 8.3 ranks, rank 0's intervals hold about 80 % of ran
     WARN("skipped: ../shared/profiles is absent (a fresh clone); nothing to check");
     return;
   }
-  const fs::path dir = temp_dir("real");
+  const fs::path dir = intervals_temp_dir("real");
   const fs::path ov = dir / "rank0.toml";
   const std::string r0 = (level2 / "rank_0_ascend_pt").string();
   const std::string r2 = (level2 / "rank_2_ascend_pt").string();

@@ -9,12 +9,12 @@
 using npusim::test::run_cli;
 
 namespace {
-const std::string kSrc = NPUSIM_SOURCE_DIR;
-const std::string kData = NPUSIM_TEST_DATA_DIR;
+const std::string kSimSrc = NPUSIM_SOURCE_DIR;
+const std::string kSimData = NPUSIM_TEST_DATA_DIR;
 }  // namespace
 
 TEST_CASE("simulate --json prints the documented keys", "[cli][simulate]") {
-  const auto r = run_cli("simulate " + kSrc +
+  const auto r = run_cli("simulate " + kSimSrc +
                          "/scenarios/mdc_validation.toml --set workload.requests=2000 --json");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
@@ -43,7 +43,7 @@ TEST_CASE("simulate finds a bundled scenario by name and prints a short summary"
 TEST_CASE("simulate --trace writes Chrome-trace JSON", "[cli][simulate]") {
   const auto trace = std::filesystem::temp_directory_path() / "npusim_cli_sim_trace.json";
   std::filesystem::remove(trace);
-  const auto r = run_cli("simulate " + kData + "/scenarios/split.toml --trace " + trace.string());
+  const auto r = run_cli("simulate " + kSimData + "/scenarios/split.toml --trace " + trace.string());
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(npusim::test::read_all(trace));
   CHECK(j["traceEvents"].size() > 3);
@@ -61,7 +61,7 @@ TEST_CASE("a bad --set exits 2 at the command line and writes no trace", "[cli][
 }
 
 TEST_CASE("a bad scenario exits 2 with its file:line diagnostic", "[cli][simulate]") {
-  const auto r = run_cli("simulate " + kData + "/bad/scenario_unknown_key.toml");
+  const auto r = run_cli("simulate " + kSimData + "/bad/scenario_unknown_key.toml");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains("scenario_unknown_key.toml:14:1: error:") &&
                         Catch::Contains("unknown key 'streamz'"));
@@ -69,15 +69,15 @@ TEST_CASE("a bad scenario exits 2 with its file:line diagnostic", "[cli][simulat
 }
 
 TEST_CASE("validate recognises scenarios and graphs", "[cli][validate]") {
-  const auto r = run_cli("validate " + kSrc + "/scenarios/default.toml " + kData +
+  const auto r = run_cli("validate " + kSimSrc + "/scenarios/default.toml " + kSimData +
                          "/scenarios/host_bound_graph.toml");
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("(scenario rec_coarse_ranking: 19 ops on ascend910b3") &&
                         Catch::Contains("(graph '20 tiny ops': 20 ops"));
-  const auto bad = run_cli("validate " + kData + "/bad/scenario_core_limit_too_big.toml");
+  const auto bad = run_cli("validate " + kSimData + "/bad/scenario_core_limit_too_big.toml");
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.err, Catch::Contains("scenario_core_limit_too_big.toml:15:25: error:"));
-  const auto cyc = run_cli("validate " + kData + "/bad/graph_cycle.toml");
+  const auto cyc = run_cli("validate " + kSimData + "/bad/graph_cycle.toml");
   CHECK(cyc.exit_code == 2);
   CHECK_THAT(cyc.err, Catch::Contains("graph_cycle.toml:8:9: error:"));
 }

@@ -3,6 +3,8 @@
 // row lies outside its training; train deterministically; and read back what it wrote.
 #include <catch2/catch.hpp>
 
+#include "test_ops.h"
+
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -17,10 +19,6 @@
 using namespace npusim;
 
 namespace {
-
-HwSpec b3() {
-  return load_hw_spec(std::filesystem::path(NPUSIM_SOURCE_DIR) / "hw_specs" / "ascend910b3.toml");
-}
 
 Sample op(const std::string& type, std::int64_t rows, std::int64_t cols) {
   OpText t;
@@ -69,7 +67,7 @@ double mape(const std::vector<Sample>& s, const std::vector<double>& pred) {
 
 TEST_CASE("balanced_set: each run weighs the same in total, the mean row weight is 1",
           "[correction]") {
-  const HwSpec hw = b3();
+  const HwSpec hw = npusim::test::chip("ascend910b3");
   auto one = [](double) { return 1.0; };
   const std::vector<Sample> big = run(hw, 0, one);  // 72 rows
   std::vector<Sample> small(big.begin(), big.begin() + 8);
@@ -87,7 +85,7 @@ TEST_CASE("balanced_set: each run weighs the same in total, the mean row weight 
 TEST_CASE("correction learns a residual that is a function of bytes moved and lowers the error "
           "of an unseen run",
           "[correction]") {
-  const HwSpec hw = b3();
+  const HwSpec hw = npusim::test::chip("ascend910b3");
   SECTION("boosted trees, a step: twice as slow above 1 MB") {
     auto truth = [](double bytes) { return bytes > 1e6 ? 2.0 : 1.0; };
     const auto a = run(hw, 0, truth), b = run(hw, 1, truth), held = run(hw, 2, truth);
@@ -122,7 +120,7 @@ TEST_CASE("correction learns a residual that is a function of bytes moved and lo
 
 TEST_CASE("correction: a row outside its training gets no correction and says why",
           "[correction]") {
-  const HwSpec hw = b3();
+  const HwSpec hw = npusim::test::chip("ascend910b3");
   auto truth = [](double) { return 1.5; };
   const auto a = run(hw, 0, truth);
   CorrectionOptions o;
@@ -163,7 +161,7 @@ TEST_CASE("correction: a row outside its training gets no correction and says wh
 
 TEST_CASE("correction: two trainings give identical predictions; the file reads back the same",
           "[correction]") {
-  const HwSpec hw = b3();
+  const HwSpec hw = npusim::test::chip("ascend910b3");
   auto truth = [](double bytes) { return 1.0 + 0.5 * std::sin(std::log(bytes)); };
   const auto a = run(hw, 0, truth), b = run(hw, 1, truth), held = run(hw, 2, truth);
   for (const CorrectionKind kind : {CorrectionKind::kGbt, CorrectionKind::kRidge}) {
@@ -198,7 +196,7 @@ TEST_CASE("correction file: a damaged tree is refused when read, never walked",
           "[correction][bad]") {
   // The fuzz finding: XGBoost's loader took a model whose child indices were damaged and
   // crashed at prediction. A file's trees are checked node by node: children after their parent.
-  const HwSpec hw = b3();
+  const HwSpec hw = npusim::test::chip("ascend910b3");
   auto truth = [](double bytes) { return bytes > 1e6 ? 2.0 : 1.0; };
   const auto a = run(hw, 0, truth), b = run(hw, 1, truth);
   CorrectionOptions o;
@@ -226,7 +224,7 @@ TEST_CASE("correction file: a damaged tree is refused when read, never walked",
 
 TEST_CASE("cross_validate with a correction: corrected figures per run and over runs",
           "[correction][crossval]") {
-  const HwSpec hw = b3();
+  const HwSpec hw = npusim::test::chip("ascend910b3");
   auto truth = [](double bytes) { return bytes > 1e6 ? 2.0 : 1.0; };
   std::vector<CvRun> runs;
   for (int k = 0; k < 3; ++k) {

@@ -26,9 +26,9 @@ fs::path write_graph(const std::string& toml) {
   std::ofstream(file) << toml;
   return file;
 }
-Graph graph_from(const std::string& toml) { return npusim::load_graph_file(write_graph(toml)); }
+Graph edges_graph_from(const std::string& toml) { return npusim::load_graph_file(write_graph(toml)); }
 
-std::string error_of(const fs::path& file) {
+std::string edges_error_of(const fs::path& file) {
   try {
     (void)npusim::load_graph_file(file);
   } catch (const npusim::InputError& e) {
@@ -36,8 +36,8 @@ std::string error_of(const fs::path& file) {
   }
   return "no error";
 }
-std::string bad(const std::string& name) {
-  return error_of(fs::path(NPUSIM_TEST_DATA_DIR) / "bad" / name);
+std::string edges_bad(const std::string& name) {
+  return edges_error_of(fs::path(NPUSIM_TEST_DATA_DIR) / "bad" / name);
 }
 
 // The issue's seed: a Tile with multiples "128,1,1,1" feeding a broadcasting BatchMatMul, no
@@ -78,7 +78,7 @@ inputs = ["cross"]
 
 TEST_CASE("inputs name producers and graph inputs; shapes and dtypes follow the edges",
           "[graph][edges]") {
-  const Graph g = graph_from(kSeed);
+  const Graph g = edges_graph_from(kSeed);
   REQUIRE(g.size() == 3);
   const std::size_t tile = *g.find("w_tile");
   const std::size_t bmm = *g.find("cross");
@@ -103,7 +103,7 @@ TEST_CASE("inputs name producers and graph inputs; shapes and dtypes follow the 
 
 TEST_CASE("the seed's Tile and broadcast batch are rewritten without declared output_shapes",
           "[graph][edges][passes]") {
-  const Graph g = graph_from(kSeed);
+  const Graph g = edges_graph_from(kSeed);
   const auto r = npusim::apply_passes(g, {"drop_redundant_tile", "fold_bmm_batch"});
   REQUIRE(r.changes.size() == 2);
   CHECK(r.changes[0].pass == "drop_redundant_tile");
@@ -119,7 +119,7 @@ TEST_CASE("the seed's Tile and broadcast batch are rewritten without declared ou
 
 TEST_CASE("an old file's edges are recovered from after and equal shape templates",
           "[graph][edges]") {
-  const Graph g = graph_from(R"(
+  const Graph g = edges_graph_from(R"(
 [graph]
 name = "old"
 [[graph.op]]
@@ -153,12 +153,12 @@ output_dtypes = "FLOAT32"
 
 TEST_CASE("graph_to_toml writes inputs and graph inputs, and reading it back gives the same",
           "[graph][edges]") {
-  const Graph g = graph_from(kSeed);
+  const Graph g = edges_graph_from(kSeed);
   const std::string text = npusim::graph_to_toml(g);
   CHECK_THAT(text, Catch::Contains("[[graph.input]]") && Catch::Contains("constant = true") &&
                        Catch::Contains("inputs = [\"x\", \"w_tile:0\"]"));
   CHECK(text.find("shapes =") == std::string::npos);  // left to the edges, as written
-  const Graph back = graph_from(text);
+  const Graph back = edges_graph_from(text);
   REQUIRE(back.size() == g.size());
   CHECK(back.graph_inputs().size() == 3);
   for (std::size_t i = 0; i < g.size(); ++i) {
@@ -171,7 +171,7 @@ TEST_CASE("graph_to_toml writes inputs and graph inputs, and reading it back giv
 
 TEST_CASE("a declared input shape may be a view of its edge's tensor, not another count",
           "[graph][edges]") {
-  const Graph g = graph_from(R"(
+  const Graph g = edges_graph_from(R"(
 [graph]
 name = "view"
 [[graph.input]]
@@ -199,24 +199,24 @@ attrs = { dst_type = "FLOAT16" }
 
 TEST_CASE("each defect of an edge graph is an error at its line with its phrase",
           "[graph][edges]") {
-  CHECK_THAT(bad("graph_edge_cycle.toml"), Catch::Contains("graph_edge_cycle.toml:14:10") &&
+  CHECK_THAT(edges_bad("graph_edge_cycle.toml"), Catch::Contains("graph_edge_cycle.toml:14:10") &&
                                                Catch::Contains("is on a dependency cycle: b -> a -> b"));
-  CHECK_THAT(bad("graph_edge_unknown_input.toml"),
+  CHECK_THAT(edges_bad("graph_edge_unknown_input.toml"),
              Catch::Contains("graph_edge_unknown_input.toml:10:10") &&
                  Catch::Contains("input 0 names 'y:0', which is neither an op"));
-  CHECK_THAT(bad("graph_edge_no_shape.toml"),
+  CHECK_THAT(edges_bad("graph_edge_no_shape.toml"),
              Catch::Contains("graph_edge_no_shape.toml:14:10") &&
                  Catch::Contains("whose shape is unknown (no shape rule for MyCustomOp 'custom')"));
-  CHECK_THAT(bad("graph_edge_output_mismatch.toml"),
+  CHECK_THAT(edges_bad("graph_edge_output_mismatch.toml"),
              Catch::Contains("graph_edge_output_mismatch.toml:13:17") &&
                  Catch::Contains("output 0 is declared 'B,8,32,300' but inferred '128,8,32,300'"));
-  CHECK_THAT(bad("graph_edge_input_mismatch.toml"),
+  CHECK_THAT(edges_bad("graph_edge_input_mismatch.toml"),
              Catch::Contains("graph_edge_input_mismatch.toml:11:10") &&
                  Catch::Contains("input 0 is declared 'B,32' but 'x' is 'B,16'"));
-  CHECK_THAT(bad("graph_edge_bad_output_index.toml"),
+  CHECK_THAT(edges_bad("graph_edge_bad_output_index.toml"),
              Catch::Contains("graph_edge_bad_output_index.toml:14:10") &&
                  Catch::Contains("reads 'a:1', but 'a' has 1 output"));
-  CHECK_THAT(bad("graph_edge_no_broadcast.toml"),
+  CHECK_THAT(edges_bad("graph_edge_no_broadcast.toml"),
              Catch::Contains("graph_edge_no_broadcast.toml:11:1") &&
                  Catch::Contains("'sum' (Add): input shapes 'B,16', 'B,8' do not broadcast"));
 }

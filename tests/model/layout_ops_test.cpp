@@ -11,7 +11,7 @@ using namespace npusim;
 
 namespace {
 
-HwSpec toy_vector() {
+HwSpec layout_toy_vector() {
   HwSpec hw = npusim::test::chip("ascend910b3");
   hw.chip.freq_mhz = 1000;
   hw.vector.repeat_bytes = 256;
@@ -27,33 +27,19 @@ HwSpec toy_vector() {
   return hw;
 }
 
-OpDesc make(const std::string& type, const std::string& shapes, const std::string& dtypes,
-            const std::string& formats, const std::string& out_shapes,
-            const std::string& out_dtypes, const std::string& out_formats) {
-  OpText t;
-  t.type = type;
-  t.input_shapes = shapes;
-  t.input_dtypes = dtypes;
-  t.input_formats = formats;
-  t.output_shapes = out_shapes;
-  t.output_dtypes = out_dtypes;
-  t.output_formats = out_formats;
-  return npusim::test::op(t);
-}
-
-const CoreBudget kOneVectorCore{0, 1};
+const CoreBudget kLayoutOneVectorCore{0, 1};
 
 }  // namespace
 
 TEST_CASE("max pooling with argmax issues max, compare and select per window position and row",
           "[mechanism][pool]") {
-  const HwSpec hw = toy_vector();
+  const HwSpec hw = layout_toy_vector();
   // x 1 x 1 x 4 x 4 x 16 fp16 -> y 1 x 1 x 2 x 2 x 16 and a mask whose third dim is kh*kw = 9.
   // y has 2 rows of 2 x 16 elements (64 B, one repeat): per row 9 positions x 3 instructions x
   // (2 cycles + 22 issue) = 648 cycles; 2 rows = 1296 cycles on one core.
-  const OpCost c = predict(make("MaxPoolWithArgmaxV1", "1,1,4,4,16", "FLOAT16", "NC1HWC0",
+  const OpCost c = predict(npusim::test::op_io("MaxPoolWithArgmaxV1", "1,1,4,4,16", "FLOAT16", "NC1HWC0",
                                 "1,1,2,2,16;1,1,9,2,16", "FLOAT16;UINT16", "NC1HWC0;NC1HWC0"),
-                           hw, kOneVectorCore);
+                           hw, kLayoutOneVectorCore);
   CHECK(c.pipes.vector_us == Approx(1.296));
   // out: y (128 B) and the mask, one bit per window position of each of the 64 elements (72 B)
   CHECK(c.bytes_out == Approx(128 + 72));
@@ -62,13 +48,13 @@ TEST_CASE("max pooling with argmax issues max, compare and select per window pos
 
 TEST_CASE("the max-pool gradient selects dy by the mask bit and accumulates per window position",
           "[mechanism][pool]") {
-  const HwSpec hw = toy_vector();
+  const HwSpec hw = layout_toy_vector();
   // (x, dy 1 x 1 x 2 x 2 x 16, mask as CANN 8 prints it: 6-D uint16 with kh*kw = 9 third):
   // 2 dy rows x 9 positions x 2 instructions x 24 cycles = 864 cycles.
-  const OpCost c = predict(make("MaxPoolGradWithArgmaxV1", "1,1,4,4,16;1,1,2,2,16;1,16,9,9,1,16",
+  const OpCost c = predict(npusim::test::op_io("MaxPoolGradWithArgmaxV1", "1,1,4,4,16;1,1,2,2,16;1,16,9,9,1,16",
                                 "FLOAT16;FLOAT16;UINT16", "NC1HWC0;NC1HWC0;NC1HWC0", "1,1,4,4,16",
                                 "FLOAT16", "NC1HWC0"),
-                           hw, kOneVectorCore);
+                           hw, kLayoutOneVectorCore);
   CHECK(c.pipes.vector_us == Approx(0.864));
   // in: x 512 B, dy 128 B and the mask's 72 B of bits (not the 6-D shape's 41472 B)
   CHECK(c.bytes_in == Approx(512 + 128 + 72));
@@ -76,26 +62,26 @@ TEST_CASE("the max-pool gradient selects dy by the mask bit and accumulates per 
 
 TEST_CASE("TransData NCHW to NC1HWC0 reads whole C0 groups of channel planes, not 26-byte rows",
           "[mechanism][transdata]") {
-  const HwSpec hw = toy_vector();
+  const HwSpec hw = layout_toy_vector();
   // 2 x 16 x 13 x 13 fp16: each image's 16 channel planes (16 x 169 x 2 = 5408 B) are one
   // contiguous, 32-byte aligned run; read in one DMA: 10816 / 32 + 27 = 365 cycles.
   // (Row by row the 416 rows of 26 B would each be padded to 32 B and need a DMA of its own.)
-  const OpCost c = predict(make("TransData", "2,16,13,13", "FLOAT16", "NCHW", "2,1,13,13,16",
+  const OpCost c = predict(npusim::test::op_io("TransData", "2,16,13,13", "FLOAT16", "NCHW", "2,1,13,13,16",
                                 "FLOAT16", "NC1HWC0"),
-                           hw, kOneVectorCore);
+                           hw, kLayoutOneVectorCore);
   CHECK(c.bytes_in == Approx(10816));
   CHECK(c.pipes.mte2_us == Approx(0.365));
   // vnchwconv: one 1-cycle repeat per 256 B (43 repeats) plus the call; fp32 takes two passes
   CHECK(c.pipes.vector_us == Approx(0.065));
-  const OpCost f32 = predict(make("TransData", "2,8,13,13", "FLOAT", "NCHW", "2,1,13,13,8",
+  const OpCost f32 = predict(npusim::test::op_io("TransData", "2,8,13,13", "FLOAT", "NCHW", "2,1,13,13,8",
                                   "FLOAT", "NC1HWC0"),
-                             hw, kOneVectorCore);
+                             hw, kLayoutOneVectorCore);
   CHECK(f32.pipes.vector_us == Approx(2 * 0.065));
 }
 
 TEST_CASE("TransData to NC1HWC0 loads, reorders and stores each tile in series",
           "[mechanism][transdata]") {
-  HwSpec hw = toy_vector();
+  HwSpec hw = layout_toy_vector();
   hw.memory.gm_write_bytes_per_cycle = 64;
   hw.memory.mte3_setup_cycles = 12;
   hw.memory.read_latency_cycles = 0;
@@ -103,9 +89,9 @@ TEST_CASE("TransData to NC1HWC0 loads, reorders and stores each tile in series",
   // 2 x 16 x 64 x 64 fp16 = 262144 B: 8 UB tiles of 32768 B on one core. Per tile: MTE2
   // 32768 / 32 + 27 = 1051 cycles, vnchwconv 128 repeats + 22 = 150, MTE3 32768 / 64 + 12 = 524.
   // In series: 8 x 1725 = 13800 cycles (double-buffered it would be 1725 + 7 x 1051 = 9082).
-  const OpCost c = predict(make("TransData", "2,16,64,64", "FLOAT16", "NCHW", "2,1,64,64,16",
+  const OpCost c = predict(npusim::test::op_io("TransData", "2,16,64,64", "FLOAT16", "NCHW", "2,1,64,64,16",
                                 "FLOAT16", "NC1HWC0"),
-                           hw, kOneVectorCore);
+                           hw, kLayoutOneVectorCore);
   CHECK(c.tiles == 8);
   CHECK(c.critical_path.compute_us + c.critical_path.memory_us + c.critical_path.tail_us ==
         Approx(13.8));
@@ -134,12 +120,12 @@ TEST_CASE("a GE fusion is costed as the ops it fuses: its main op plus the other
   // FusionOp_MatMul_Mul = the MatMul plus one binary pass over each output tile: 256 x 256 fp16
   // is one 128 x 256 tile per core on 2 cores; the Mul's pass over a tile's 65536 B is
   // 256 repeats x 2 cycles + 22 = 534 cycles.
-  HwSpec hw = toy_vector();
+  HwSpec hw = layout_toy_vector();
   hw.chip.cube_cores = 4;
-  const OpCost mm = predict(make("MatMul", "256,256;256,256", "FLOAT16", "ND;ND", "256,256",
+  const OpCost mm = predict(npusim::test::op_io("MatMul", "256,256;256,256", "FLOAT16", "ND;ND", "256,256",
                                  "FLOAT16", "ND"),
                             hw);
-  const OpCost fused = predict(make("FusionOp_MatMul_Mul", "256,256;256,256;256,256", "FLOAT16",
+  const OpCost fused = predict(npusim::test::op_io("FusionOp_MatMul_Mul", "256,256;256,256;256,256", "FLOAT16",
                                     "ND;ND;ND", "256,256", "FLOAT16", "ND"),
                                hw);
   CHECK(fused.tiles == mm.tiles);

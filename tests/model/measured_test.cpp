@@ -22,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using npusim::Graph;
 
-Graph graph_from(const std::string& toml) {
+Graph measured_graph_from(const std::string& toml) {
   static std::atomic<int> n{0};
   const fs::path dir = fs::temp_directory_path() / fmt::format("npusim_measured_{}", ::getpid());
   fs::create_directories(dir);
@@ -31,9 +31,9 @@ Graph graph_from(const std::string& toml) {
   return npusim::load_graph_file(file);
 }
 
-std::string error_of(const std::string& toml) {
+std::string measured_error_of(const std::string& toml) {
   try {
-    (void)graph_from(toml);
+    (void)measured_graph_from(toml);
   } catch (const npusim::InputError& e) {
     return e.what();
   }
@@ -62,7 +62,7 @@ duration_us = 12.5
 measured_shapes = "16,1024;1024,256"
 )";
 
-npusim::HwSpec chip(const std::string& name) {
+npusim::HwSpec measured_chip(const std::string& name) {
   return npusim::load_hw_spec(
       npusim::resolve_hw_spec(name, {fs::path(NPUSIM_SOURCE_DIR) / "hw_specs"}));
 }
@@ -80,7 +80,7 @@ TEST_CASE("anchoring scales a measurement by the model's ratio", "[measured]") {
 
 TEST_CASE("[graph.measured] and measured_shapes are read and kept by graph_to_toml",
           "[measured]") {
-  const Graph g = graph_from(kGraph);
+  const Graph g = measured_graph_from(kGraph);
   REQUIRE(g.measured().has_value());
   CHECK(g.measured()->hw == "ascend910b3");
   CHECK(*g.measured()->cube_cores == 12);
@@ -94,11 +94,11 @@ TEST_CASE("[graph.measured] and measured_shapes are read and kept by graph_to_to
   const npusim::OpDesc d = npusim::measured_desc(g, 1);
   REQUIRE(d.outputs.size() == 1);
   CHECK(d.outputs[0].shape == std::vector<std::int64_t>{16, 256});
-  const npusim::HwSpec hw = chip("ascend910b3");
+  const npusim::HwSpec hw = measured_chip("ascend910b3");
   CHECK(npusim::measured_cube_cores(*g.measured(), hw) == 12);
   CHECK(npusim::measured_vector_cores(*g.measured(), hw) == hw.chip.vector_cores);
 
-  const Graph again = graph_from(npusim::graph_to_toml(g));
+  const Graph again = measured_graph_from(npusim::graph_to_toml(g));
   REQUIRE(again.measured().has_value());
   CHECK(again.measured()->hw == "ascend910b3");
   CHECK(*again.measured()->batch == 8);
@@ -108,7 +108,7 @@ TEST_CASE("[graph.measured] and measured_shapes are read and kept by graph_to_to
 
 TEST_CASE("a pass keeps the conditions and the shapes a rewritten op was measured with",
           "[measured]") {
-  const Graph g = graph_from(R"([graph]
+  const Graph g = measured_graph_from(R"([graph]
 name = "tile bmm"
 [graph.measured]
 hw = "ascend910b3"
@@ -155,33 +155,33 @@ TEST_CASE("bad measurement conditions are errors at their line", "[measured][bad
   SECTION("an op with shapes in B and no measured batch") {
     std::string t = kGraph;
     t.replace(t.find("batch = 8\n"), 10, "");
-    CHECK_THAT(error_of(t), Catch::Contains(":6:") && Catch::Contains("graph op 'add'") &&
+    CHECK_THAT(measured_error_of(t), Catch::Contains(":6:") && Catch::Contains("graph op 'add'") &&
                                 Catch::Contains("batch"));
   }
   SECTION("measured_shapes on an op without a duration") {
     std::string t = kGraph;
     t.replace(t.find("duration_us = 12.5\n"), 19, "");
-    CHECK_THAT(error_of(t), Catch::Contains(":19:") && Catch::Contains("no duration_us"));
+    CHECK_THAT(measured_error_of(t), Catch::Contains(":19:") && Catch::Contains("no duration_us"));
   }
   SECTION("measured_shapes without [graph.measured]") {
     std::string t = kGraph;
     t.erase(t.find("[graph.measured]"), t.find("[[graph.op]]") - t.find("[graph.measured]"));
-    CHECK_THAT(error_of(t), Catch::Contains("[graph.measured]"));
+    CHECK_THAT(measured_error_of(t), Catch::Contains("[graph.measured]"));
   }
   SECTION("an unknown key of [graph.measured]") {
     std::string t = kGraph;
     t.replace(t.find("batch = 8"), 9, "batches = 8");
-    CHECK_THAT(error_of(t), Catch::Contains(":6:") && Catch::Contains("batches"));
+    CHECK_THAT(measured_error_of(t), Catch::Contains(":6:") && Catch::Contains("batches"));
   }
   SECTION("measured_shapes in B") {
     std::string t = kGraph;
     t.replace(t.find("\"16,1024;1024,256\""), 18, "\"B,1024;1024,256\"");
-    CHECK_THAT(error_of(t), Catch::Contains(":20:") && Catch::Contains("concrete"));
+    CHECK_THAT(measured_error_of(t), Catch::Contains(":20:") && Catch::Contains("concrete"));
   }
 }
 
 TEST_CASE("the nearest measured shape of the same type anchors an unseen one", "[measured]") {
-  const npusim::HwSpec hw = chip("ascend910b3");
+  const npusim::HwSpec hw = measured_chip("ascend910b3");
   const auto sample = [](const std::string& shapes, double us) {
     npusim::Sample s;
     npusim::OpText t;

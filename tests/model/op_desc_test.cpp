@@ -10,7 +10,7 @@ using namespace npusim;
 namespace {
 const SourcePos kPos{"<test>", 3, 7};
 
-std::string error_of(const OpText& t) {
+std::string op_error_of(const OpText& t) {
   try {
     (void)make_op(t, kPos);
   } catch (const InputError& e) {
@@ -105,26 +105,26 @@ TEST_CASE("bad op descriptions give their exact message at the given position", 
   t.type = "Add";
   t.input_shapes = "4,0;4,4";
   t.input_dtypes = "FLOAT16";
-  CHECK(error_of(t) == "<test>:3:7: error: shape 0 '4,0': dimension 0 must be > 0");
+  CHECK(op_error_of(t) == "<test>:3:7: error: shape 0 '4,0': dimension 0 must be > 0");
   t.input_shapes = "4,-2";
-  CHECK(error_of(t) == "<test>:3:7: error: shape 0 '4,-2': dimension -2 must be > 0");
+  CHECK(op_error_of(t) == "<test>:3:7: error: shape 0 '4,-2': dimension -2 must be > 0");
   t.input_shapes = "4294967296,4294967296";
-  CHECK(error_of(t) ==
+  CHECK(op_error_of(t) ==
         "<test>:3:7: error: shape 0 '4294967296,4294967296': element count overflows 64 bits");
   t.input_shapes = "4,x";
-  CHECK(error_of(t) == "<test>:3:7: error: shape 0 '4,x': dimension 'x' is not an integer");
+  CHECK(op_error_of(t) == "<test>:3:7: error: shape 0 '4,x': dimension 'x' is not an integer");
   t.input_shapes = "4,4;4,4;4";
   t.input_dtypes = "FLOAT16;FLOAT16";
-  CHECK(error_of(t) ==
+  CHECK(op_error_of(t) ==
         "<test>:3:7: error: inputs: 3 shapes but 2 dtypes; give one dtype per shape "
         "(or one for all)");
   t.input_shapes = "4,4";
   t.input_dtypes = "FLOAT17";
-  CHECK(error_of(t).rfind("<test>:3:7: error: unknown dtype 'FLOAT17'; accepted: FLOAT16", 0) == 0);
+  CHECK(op_error_of(t).rfind("<test>:3:7: error: unknown dtype 'FLOAT17'; accepted: FLOAT16", 0) == 0);
   t.input_dtypes = "FLOAT16";
   t.attrs = {{"index_dup_ratio", "1.5"}};
-  CHECK(error_of(t) ==
+  CHECK(op_error_of(t) ==
         "<test>:3:7: error: attribute 'index_dup_ratio': expected a number in [0, 1], got 1.5");
   t.attrs = {{"index_dup_ratio", "nan"}};
-  CHECK(error_of(t).find("expected a number, got 'nan'") != std::string::npos);
+  CHECK(op_error_of(t).find("expected a number, got 'nan'") != std::string::npos);
 }

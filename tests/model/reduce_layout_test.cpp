@@ -12,7 +12,7 @@ using namespace npusim;
 
 namespace {
 
-HwSpec toy_vector() {
+HwSpec reduce_toy_vector() {
   HwSpec hw = npusim::test::chip("ascend910b3");
   hw.chip.freq_mhz = 1000;
   hw.vector.repeat_bytes = 256;
@@ -25,20 +25,6 @@ HwSpec toy_vector() {
   return hw;
 }
 
-OpDesc make(const std::string& type, const std::string& shapes, const std::string& dtypes,
-            const std::string& formats, const std::string& out_shapes,
-            const std::string& out_dtypes, const std::string& out_formats) {
-  OpText t;
-  t.type = type;
-  t.input_shapes = shapes;
-  t.input_dtypes = dtypes;
-  t.input_formats = formats;
-  t.output_shapes = out_shapes;
-  t.output_dtypes = out_dtypes;
-  t.output_formats = out_formats;
-  return npusim::test::op(t);
-}
-
 std::string runs(const cost::ReduceLayout& l) {
   std::string s;
   for (std::size_t i = 0; i < l.count; ++i) {
@@ -48,22 +34,22 @@ std::string runs(const cost::ReduceLayout& l) {
   return s;
 }
 
-const CoreBudget kOneVectorCore{0, 1};
+const CoreBudget kReduceOneVectorCore{0, 1};
 
 }  // namespace
 
 TEST_CASE("reduced axes come from the output shape; size-1 axes drop and neighbours merge",
           "[mechanism][reduce]") {
   // DeepFM: ReduceSum [12000,39,1] -> [12000,1] names no axes; it sums the 39, not the 1.
-  const OpDesc a = make("ReduceSum", "12000,39,1", "FLOAT16", "ND", "12000,1", "FLOAT16", "ND");
+  const OpDesc a = npusim::test::op_io("ReduceSum", "12000,39,1", "FLOAT16", "ND", "12000,1", "FLOAT16", "ND");
   CHECK(runs(cost::reduce_layout(a)) == "K12000 R39 ");
   // ReduceMean [12000,1] -> scalar: one row of 12000
-  OpDesc m0 = make("ReduceMean", "12000,1", "FLOAT16", "ND", "1", "FLOAT16", "ND");
+  OpDesc m0 = npusim::test::op_io("ReduceMean", "12000,1", "FLOAT16", "ND", "1", "FLOAT16", "ND");
   REQUIRE(m0.outputs.size() == 1);
   m0.outputs[0].shape.clear();  // MindSpore writes a scalar's shape as ""
   CHECK(runs(cost::reduce_layout(m0)) == "R12000 ");
   // keep_dims: [8,3,80] -> [8,1,80] reduces the middle axis
-  const OpDesc k = make("ReduceSum", "8,3,80", "FLOAT16", "ND", "8,1,80", "FLOAT16", "ND");
+  const OpDesc k = npusim::test::op_io("ReduceSum", "8,3,80", "FLOAT16", "ND", "8,1,80", "FLOAT16", "ND");
   CHECK(runs(cost::reduce_layout(k)) == "K8 R3 K80 ");
   // an attribute wins over the output
   const OpDesc at = npusim::test::op("ReduceSum", "8,3,80", "FLOAT16", {{"axes", "[0]"}});
@@ -72,11 +58,11 @@ TEST_CASE("reduced axes come from the output shape; size-1 axes drop and neighbo
 
 TEST_CASE("a size-1 axis costs nothing: [12000,39,1] reduced like [12000,39] on its last axis",
           "[mechanism][reduce]") {
-  const HwSpec hw = toy_vector();
+  const HwSpec hw = reduce_toy_vector();
   const OpCost c3 = predict(
-      make("ReduceSum", "12000,39,1", "FLOAT16", "ND", "12000,1", "FLOAT16", "ND"), hw);
+      npusim::test::op_io("ReduceSum", "12000,39,1", "FLOAT16", "ND", "12000,1", "FLOAT16", "ND"), hw);
   const OpCost c2 =
-      predict(make("ReduceSum", "12000,39", "FLOAT16", "ND", "12000", "FLOAT16", "ND"), hw);
+      predict(npusim::test::op_io("ReduceSum", "12000,39", "FLOAT16", "ND", "12000", "FLOAT16", "ND"), hw);
   CHECK(c3.duration_us == Approx(c2.duration_us));
   CHECK(c3.pipes.vector_us == Approx(c2.pipes.vector_us));
   CHECK(c3.pipes.mte2_us == Approx(c2.pipes.mte2_us));
@@ -84,40 +70,40 @@ TEST_CASE("a size-1 axis costs nothing: [12000,39,1] reduced like [12000,39] on 
 
 TEST_CASE("FRACTAL_NZ rows and NC1HWC0 channels map onto physical runs", "[mechanism][reduce]") {
   // LayerNorm over the logical last axis of a 4096 x 768 NZ tensor [48,256,16,16]: N1 and N0
-  const OpDesc ln = make("LayerNorm", "48,256,16,16;768;768", "FLOAT16;FLOAT16;FLOAT16",
+  const OpDesc ln = npusim::test::op_io("LayerNorm", "48,256,16,16;768;768", "FLOAT16;FLOAT16;FLOAT16",
                          "FRACTAL_NZ;ND;ND", "48,256,16,16", "FLOAT16", "FRACTAL_NZ");
   const cost::ReduceLayout l = cost::reduce_layout(ln);
   CHECK(runs(l) == "R48 K4096 R16 ");
   // The 48 fractal columns fold by a pairwise tree over 65536-element (131072 B) rows: halves of
   // 24, 12, 6, 3, 1, 1 rows = 12288 + 6144 + 3072 + 1536 + 512 + 512 repeats; then 4096 rows of
   // 16 fp16 (32 B) take one vcadd repeat each. A dense pass is 48 x 131072 / 256 = 24576.
-  const cost::ReduceRepeats rr = cost::reduce_repeats(l, 2, toy_vector());
+  const cost::ReduceRepeats rr = cost::reduce_repeats(l, 2, reduce_toy_vector());
   CHECK(rr.add == Approx(24064));
   CHECK(rr.row == Approx(4096));
   CHECK(rr.dense == Approx(24576));
   // BiasAddGrad on NZ sums every row (M1, M0) and keeps the channels (N1, N0)
-  const OpDesc bg = make("BiasAddGrad", "48,256,16,16", "FLOAT16", "FRACTAL_NZ", "768", "FLOAT16",
+  const OpDesc bg = npusim::test::op_io("BiasAddGrad", "48,256,16,16", "FLOAT16", "FRACTAL_NZ", "768", "FLOAT16",
                          "ND");
   CHECK(runs(cost::reduce_layout(bg)) == "K48 R4096 K16 ");
   // BN gradient sums over N, H, W of NC1HWC0 (output [1,C1,1,1,C0])
-  const OpDesc bn = make("BNTrainingUpdateGrad", "32,4,7,7,16", "FLOAT", "NC1HWC0",
+  const OpDesc bn = npusim::test::op_io("BNTrainingUpdateGrad", "32,4,7,7,16", "FLOAT", "NC1HWC0",
                          "1,4,1,1,16", "FLOAT", "NC1HWC0");
   CHECK(runs(cost::reduce_layout(bn)) == "R32 K4 R49 K16 ");
 }
 
 TEST_CASE("BNTrainingUpdateGrad on NC1HWC0: dense passes plus a vector-add tree per channel block",
           "[mechanism][reduce]") {
-  const HwSpec hw = toy_vector();
+  const HwSpec hw = reduce_toy_vector();
   // dy, x [2,2,2,2,16] fp32 (256 elements, 1024 B each), mean and var [1,2,1,1,16].
   // Runs R2 K2 R4 K16. R2 over 128-element rows: one level, a vadd of 512 B = 2 repeats. Then
   // R4 over 16-element (64 B) rows, per each of the 2 channel blocks: halves of 2 rows (128 B,
   // 1 repeat) and 1 row (1 repeat) = 2, so 4. Adds: 6 repeats. Dense pass: 1024 / 256 = 4.
   // Passes x - mean, * rsqrt, * dy: 3 x (4 x 2 + 22) = 90 cycles; the two sums: 2 x (6 x 2 + 22)
   // = 68 cycles. 158 cycles at 1 GHz on one core.
-  const OpDesc op = make("BNTrainingUpdateGrad", "2,2,2,2,16;2,2,2,2,16;1,2,1,1,16;1,2,1,1,16",
+  const OpDesc op = npusim::test::op_io("BNTrainingUpdateGrad", "2,2,2,2,16;2,2,2,2,16;1,2,1,1,16;1,2,1,1,16",
                          "FLOAT;FLOAT;FLOAT;FLOAT", "NC1HWC0;NC1HWC0;NC1HWC0;NC1HWC0",
                          "1,2,1,1,16;1,2,1,1,16", "FLOAT;FLOAT", "NC1HWC0;NC1HWC0");
-  const OpCost c = predict(op, hw, kOneVectorCore);
+  const OpCost c = predict(op, hw, kReduceOneVectorCore);
   CHECK(c.pipes.vector_us == Approx(0.158));
   CHECK((c.warnings & kWarnUnknownOpType) == 0);
   // both full-size inputs stream once, the per-channel operands once: 2 x 1024 + 2 x 128 B read
@@ -126,7 +112,7 @@ TEST_CASE("BNTrainingUpdateGrad on NC1HWC0: dense passes plus a vector-add tree 
 
 TEST_CASE("batch-norm kernels compute fp16 data in fp32: converts plus passes over fp32 bytes",
           "[mechanism][reduce]") {
-  HwSpec hw = toy_vector();
+  HwSpec hw = reduce_toy_vector();
   hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kMultiplyAdd)] = 6;
   // BNTrainingUpdate on x [1,1,4,4,16] fp16 (256 elements) with six per-channel [1,1,1,1,16]
   // fp32 operands; MindSpore lists the four [1,1,1,1,16] statistics outputs before y.
@@ -134,45 +120,45 @@ TEST_CASE("batch-norm kernels compute fp16 data in fp32: converts plus passes ov
   // madd (6): 4 x 10 + 3 x 22 = 106 cycles; converting x and y (fp16, full size): 2 x (4 x 1 +
   // 22) = 52 cycles. 158 cycles at 1 GHz.
   const std::string c = "1,1,1,1,16";
-  const OpDesc op = make("BNTrainingUpdate", "1,1,4,4,16;" + c + ";" + c + ";" + c + ";" + c +
+  const OpDesc op = npusim::test::op_io("BNTrainingUpdate", "1,1,4,4,16;" + c + ";" + c + ";" + c + ";" + c +
                                                  ";" + c + ";" + c,
                          "FLOAT16;FLOAT;FLOAT;FLOAT;FLOAT;FLOAT;FLOAT", "NC1HWC0",
                          c + ";" + c + ";" + c + ";" + c + ";1,1,4,4,16",
                          "FLOAT;FLOAT;FLOAT;FLOAT;FLOAT16", "NC1HWC0");
-  const OpCost cost = predict(op, hw, kOneVectorCore);
+  const OpCost cost = predict(op, hw, kReduceOneVectorCore);
   CHECK(cost.pipes.vector_us == Approx(0.158));
   CHECK((cost.warnings & kWarnUnknownOpType) == 0);
   // the same kernel on fp32 data converts nothing and runs the passes on the same 4 repeats
-  const OpDesc op32 = make("BNTrainingUpdate", "1,1,4,4,16;" + c + ";" + c + ";" + c + ";" + c +
+  const OpDesc op32 = npusim::test::op_io("BNTrainingUpdate", "1,1,4,4,16;" + c + ";" + c + ";" + c + ";" + c +
                                                    ";" + c + ";" + c,
                            "FLOAT", "NC1HWC0", c + ";" + c + ";" + c + ";" + c + ";1,1,4,4,16",
                            "FLOAT", "NC1HWC0");
-  CHECK(predict(op32, hw, kOneVectorCore).pipes.vector_us == Approx(0.106));
+  CHECK(predict(op32, hw, kReduceOneVectorCore).pipes.vector_us == Approx(0.106));
 }
 
 TEST_CASE("per-row ND statistics against an NZ tensor cost a repeat per 16-element segment",
           "[mechanism][reduce]") {
-  HwSpec hw = toy_vector();
+  HwSpec hw = reduce_toy_vector();
   hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kMultiplyAdd)] = 6;
   // LayerNormXBackpropV2: dy, x NZ [2,4,16,16] (logical 64 x 32, fp16, 2048 elements), mean
   // and variance ND [64,1], gamma [32]. 2048 / 16 = 128 segments of 32 B, one repeat each, in
   // each of the six passes (reduce 7, binary 2, madd 6, reduce 7, madd 6, madd 6 = 34 cycles):
   // 128 x 34 + 6 x 22 = 4484 cycles.
-  const OpDesc op = make("LayerNormXBackpropV2", "2,4,16,16;2,4,16,16;64,1;64,1;32",
+  const OpDesc op = npusim::test::op_io("LayerNormXBackpropV2", "2,4,16,16;2,4,16,16;64,1;64,1;32",
                          "FLOAT16;FLOAT16;FLOAT;FLOAT;FLOAT16",
                          "FRACTAL_NZ;FRACTAL_NZ;ND;ND;ND", "2,4,16,16", "FLOAT16", "FRACTAL_NZ");
-  CHECK(predict(op, hw, kOneVectorCore).pipes.vector_us == Approx(4.484));
+  CHECK(predict(op, hw, kReduceOneVectorCore).pipes.vector_us == Approx(4.484));
 }
 
 TEST_CASE("a row norm over an ND last axis pays a scalar round trip per row and reduce pass",
           "[mechanism][reduce]") {
-  HwSpec hw = toy_vector();
-  const OpDesc op = make("SoftmaxV2", "8,50", "FLOAT16", "ND", "8,50", "FLOAT16", "ND");
+  HwSpec hw = reduce_toy_vector();
+  const OpDesc op = npusim::test::op_io("SoftmaxV2", "8,50", "FLOAT16", "ND", "8,50", "FLOAT16", "ND");
   hw.vector.row_reduce_sync_cycles = 0;
-  const double base = predict(op, hw, kOneVectorCore).pipes.vector_us;
+  const double base = predict(op, hw, kReduceOneVectorCore).pipes.vector_us;
   hw.vector.row_reduce_sync_cycles = 100;
   // 8 rows x 2 reduce passes (max, sum) x 100 cycles = 1.6 us more on the vector stage
   // (the scalar unit's share is reported with it)
-  const OpCost c = predict(op, hw, kOneVectorCore);
+  const OpCost c = predict(op, hw, kReduceOneVectorCore);
   CHECK(c.pipes.vector_us + c.pipes.scalar_us - base == Approx(1.6));
 }

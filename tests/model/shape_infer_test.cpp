@@ -26,7 +26,7 @@ std::string out0(const std::string& type, std::vector<std::string> shapes,
   return infer(type, std::move(shapes), std::move(dtypes), std::move(attrs)).shapes.at(0);
 }
 
-std::string error_of(const std::string& type, std::vector<std::string> shapes,
+std::string infer_error_of(const std::string& type, std::vector<std::string> shapes,
                      std::vector<std::string> dtypes, Attrs attrs = {}) {
   npusim::OpText t;
   t.name = "op";
@@ -52,10 +52,10 @@ TEST_CASE("elementwise ops broadcast from the right and compares give BOOL", "[s
   // a scalar broadcasts against anything
   CHECK(out0("FloorMod", {"B,64", ""}, {"INT64", "INT64"}) == "B,64");
   CHECK(out0("Add", {"B*2,8", "8"}, {"FLOAT16", "FLOAT16"}) == "B*2,8");
-  CHECK_THAT(error_of("Add", {"B,16", "B,8"}, {"FLOAT16", "FLOAT16"}),
+  CHECK_THAT(infer_error_of("Add", {"B,16", "B,8"}, {"FLOAT16", "FLOAT16"}),
              Catch::Contains("<test>:3:1") && Catch::Contains("do not broadcast"));
   // B against a constant other than 1 cannot be decided for every batch size: an error
-  CHECK_THAT(error_of("Add", {"B,16", "4,16"}, {"FLOAT16", "FLOAT16"}),
+  CHECK_THAT(infer_error_of("Add", {"B,16", "4,16"}, {"FLOAT16", "FLOAT16"}),
              Catch::Contains("do not broadcast"));
   // select(cond, x, y) takes x's dtype
   CHECK(infer("SelectV2", {"B,1", "B,8", "1"}, {"BOOL", "FLOAT32", "FLOAT32"}).dtypes[0] ==
@@ -75,12 +75,12 @@ TEST_CASE("MatMul and BatchMatMul honour transposes and broadcast the batch", "[
   // the seed: (B,8,1,32) x (1,8,32,300): batch (B,8) broadcast with (1,8) -> (B,8,1,300)
   CHECK(out0("BatchMatMul", {"B,8,1,32", "1,8,32,300"}, {"FLOAT16", "FLOAT16"}) == "B,8,1,300");
   // ranks differ: (8,B,1,32) x (8,32,300) -> batch (8,B) with (8) right-aligned... (8) vs B: no
-  CHECK_THAT(error_of("BatchMatMulV2", {"8,B,1,32", "8,32,300"}, {"FLOAT16", "FLOAT16"}),
+  CHECK_THAT(infer_error_of("BatchMatMulV2", {"8,B,1,32", "8,32,300"}, {"FLOAT16", "FLOAT16"}),
              Catch::Contains("do not broadcast"));
   // adj_x2: (4,300,32)^T per batch -> K 32 matches
   CHECK(out0("BatchMatMul", {"4,1,32", "4,300,32"}, {"FLOAT16", "FLOAT16"},
              {{"adj_x2", "true"}}) == "4,1,300");
-  CHECK_THAT(error_of("MatMulV2", {"B,64", "65,1"}, {"FLOAT16", "FLOAT16"}),
+  CHECK_THAT(infer_error_of("MatMulV2", {"B,64", "65,1"}, {"FLOAT16", "FLOAT16"}),
              Catch::Contains("K differs"));
   // int8 GEMMs accumulate into int32
   CHECK(infer("MatMulV2", {"16,32", "32,8"}, {"INT8", "INT8"}).dtypes[0] == "INT32");
@@ -102,7 +102,7 @@ TEST_CASE("Tile multiplies by its multiples, B included; Concat adds along its a
   CHECK(out0("ConcatV2", {"B,8", "B,8", "1"}, {"FLOAT16", "FLOAT16", "INT32"},
              {{"axis", "-1"}}) == "B,16");
   // B + 4 is not k or k*B
-  CHECK_THAT(error_of("ConcatD", {"B,8", "4,8"}, {"FLOAT16", "FLOAT16"}, {{"concat_dim", "0"}}),
+  CHECK_THAT(infer_error_of("ConcatD", {"B,8", "4,8"}, {"FLOAT16", "FLOAT16"}, {{"concat_dim", "0"}}),
              Catch::Contains("not a dimension of the form k or k*B"));
   CHECK(out0("Pack", {"B,8", "B,8"}, {"FLOAT16", "FLOAT16"}, {{"axis", "1"}}) == "B,2,8");
 }
@@ -127,13 +127,13 @@ TEST_CASE("Gather takes axis and batch_dims; TopK returns values and INT32 indic
   // batch_dims 1: params (B,100,16), indices (B,5), axis 1 -> (B) + (5) + (16)
   CHECK(out0("GatherV2", {"B,100,16", "B,5"}, {"FLOAT16", "INT32"},
              {{"axis", "1"}, {"batch_dims", "1"}}) == "B,5,16");
-  CHECK_THAT(error_of("GatherV2", {"4,100,16", "B,5"}, {"FLOAT16", "INT32"},
+  CHECK_THAT(infer_error_of("GatherV2", {"4,100,16", "B,5"}, {"FLOAT16", "INT32"},
                       {{"axis", "1"}, {"batch_dims", "1"}}),
              Catch::Contains("batch axis 0"));
   const auto tk = infer("TopK", {"B,4000", "1"}, {"FLOAT16", "INT32"}, {{"k", "50"}});
   CHECK(tk.shapes == std::vector<std::string>{"B,50", "B,50"});
   CHECK(tk.dtypes == std::vector<std::string>{"FLOAT16", "INT32"});
-  CHECK_THAT(error_of("TopK", {"B,40"}, {"FLOAT16"}, {{"k", "50"}}), Catch::Contains("k = 50"));
+  CHECK_THAT(infer_error_of("TopK", {"B,40"}, {"FLOAT16"}, {{"k", "50"}}), Catch::Contains("k = 50"));
   // GatherNd: indices (B,3,2) into params (10,20,8) -> (B,3) + (8)
   CHECK(out0("GatherNd", {"10,20,8", "B,3,2"}, {"FLOAT16", "INT32"}) == "B,3,8");
 }
@@ -145,7 +145,7 @@ TEST_CASE("Transpose, Reshape, Squeeze, Unsqueeze, Flatten and Cast", "[shape]")
   CHECK(out0("Reshape", {"B,4000,50"}, {"FLOAT16"}, {{"shape", "B,-1"}}) == "B,200000");
   // (B,8,32) -> (-1,32): B x 8 -> B*8
   CHECK(out0("Reshape", {"B,8,32"}, {"FLOAT16"}, {{"shape", "-1,32"}}) == "B*8,32");
-  CHECK_THAT(error_of("Reshape", {"B,8"}, {"FLOAT16"}, {{"shape", "3,-1"}}),
+  CHECK_THAT(infer_error_of("Reshape", {"B,8"}, {"FLOAT16"}, {{"shape", "3,-1"}}),
              Catch::Contains("cannot reshape"));
   CHECK(out0("Squeeze", {"B,1,32,1"}, {"FLOAT16"}) == "B,32");
   CHECK(out0("Squeeze", {"B,1,32,1"}, {"FLOAT16"}, {{"axis", "1"}}) == "B,32,1");
@@ -169,7 +169,7 @@ TEST_CASE("Slice and StridedSlice clip to the axis; only a whole batch axis is k
              {{"begin", "0,3"}, {"end", "0,4"}, {"begin_mask", "1"}, {"end_mask", "1"},
               {"shrink_axis_mask", "2"}}) == "B");
   // the first 2 rows of a B axis are not k or k*B
-  CHECK_THAT(error_of("SliceD", {"B,64"}, {"FLOAT16"}, {{"offsets", "0,0"}, {"size", "2,64"}}),
+  CHECK_THAT(infer_error_of("SliceD", {"B,64"}, {"FLOAT16"}, {{"offsets", "0,0"}, {"size", "2,64"}}),
              Catch::Contains("batch axis 0"));
 }
 

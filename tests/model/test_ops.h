@@ -38,4 +38,19 @@ inline OpDesc op(const std::string& type, const std::string& shapes, const std::
   return make_op(t, SourcePos{"<test>", 0, 0});
 }
 
+/// Builds an op from its inputs' and outputs' shapes, dtypes and formats (profile syntax).
+inline OpDesc op_io(const std::string& type, const std::string& shapes, const std::string& dtypes,
+                    const std::string& formats, const std::string& out_shapes,
+                    const std::string& out_dtypes, const std::string& out_formats) {
+  OpText t;
+  t.type = type;
+  t.input_shapes = shapes;
+  t.input_dtypes = dtypes;
+  t.input_formats = formats;
+  t.output_shapes = out_shapes;
+  t.output_dtypes = out_dtypes;
+  t.output_formats = out_formats;
+  return op(t);
+}
+
 }  // namespace npusim::test

@@ -3,6 +3,8 @@
 // The fit must find each chip's own HBM efficiency and the shared kernel cost once.
 #include <catch2/catch.hpp>
 
+#include "test_ops.h"
+
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -16,10 +18,6 @@
 using namespace npusim;
 
 namespace {
-
-HwSpec b3() {
-  return load_hw_spec(std::filesystem::path(NPUSIM_SOURCE_DIR) / "hw_specs" / "ascend910b3.toml");
-}
 
 Sample elementwise(const std::string& type, std::int64_t rows, std::int64_t cols, DType dt) {
   OpText t;
@@ -55,7 +53,7 @@ std::vector<Sample> measured_on(const HwSpec& truth, int salt) {
 }  // namespace
 
 TEST_CASE("transfer fit: chip parameters per chip, shared kernel parameters once") {
-  const HwSpec prior = b3();
+  const HwSpec prior = npusim::test::chip("ascend910b3");
   HwSpec truth_a = prior, truth_b = prior;
   truth_a.memory.hbm_efficiency = 0.50;
   truth_b.memory.hbm_efficiency = 0.95;
@@ -97,7 +95,7 @@ TEST_CASE("transfer fit: chip parameters per chip, shared kernel parameters once
 
 TEST_CASE("transfer fit: a fit that cannot beat the spec on held-out keys keeps the spec") {
   // Rows measured on the spec itself: nothing to gain, the validation keeps the spec.
-  const HwSpec prior = b3();
+  const HwSpec prior = npusim::test::chip("ascend910b3");
   const std::vector<Sample> a = measured_on(prior, 0);
   FitGroup g;
   g.run = "r";
@@ -131,7 +129,7 @@ TEST_CASE("cross-validation: median and worst over runs") {
 TEST_CASE("cross-validation: leave-one-run-out on runs measured with a shared kernel cost") {
   // Three runs on one chip with the same truth: every fold's fit has the other two runs and must
   // bring the held-out run's error below the spec's.
-  const HwSpec prior = b3();
+  const HwSpec prior = npusim::test::chip("ascend910b3");
   HwSpec truth = prior;
   truth.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kTanh)] *= 1.6;
   std::vector<CvRun> runs;

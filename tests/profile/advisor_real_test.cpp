@@ -7,15 +7,17 @@
 
 #include "profile/advisor.h"
 #include "profile/discover.h"
+#include "advisor_crafted.h"
 
 namespace fs = std::filesystem;
 using namespace npusim::profile;
+using npusim::test::find;
 
 namespace {
 
-const fs::path kShared = NPUSIM_SHARED_PROFILES_DIR;
-const fs::path kLlama = kShared / "Ascend_msinsight/test/st/level2/rank_0_ascend_pt";
-const fs::path kCnn = kShared / "Ascend_msinsight/test/data/pytorch/text/level1/rank0_ascend_pt";
+const fs::path kRealShared = NPUSIM_SHARED_PROFILES_DIR;
+const fs::path kLlama = kRealShared / "Ascend_msinsight/test/st/level2/rank_0_ascend_pt";
+const fs::path kCnn = kRealShared / "Ascend_msinsight/test/data/pytorch/text/level1/rank0_ascend_pt";
 
 bool present(const fs::path& p) {
   if (fs::is_directory(p)) return true;
@@ -27,17 +29,6 @@ Report analyze_one(const fs::path& p) {
   const auto d = discover_profiles(p);
   REQUIRE(d.profiles.size() == 1);
   return analyze(d.profiles.front(), AnalyzeOptions{});
-}
-
-const Finding* find(const Report& r, const std::string& check, const std::string& cause = "") {
-  for (const auto& f : r.findings) {
-    if (f.check != check) continue;
-    if (cause.empty()) return &f;
-    for (const auto& e : f.evidence) {
-      if (e.key == "cause" && e.text == cause) return &f;
-    }
-  }
-  return nullptr;
 }
 
 }  // namespace

@@ -23,9 +23,11 @@
 #include <nlohmann/json.hpp>
 
 #include "profile/discover.h"
+#include "advisor_crafted.h"
 #include "test_files.h"
 
 using namespace npusim::profile;
+using npusim::test::find;
 
 namespace {
 
@@ -43,17 +45,6 @@ Report crafted(const AnalyzeOptions& o = crafted_options()) {
   const auto d = discover_profiles(npusim::test::data_dir() + "/profiles/msprof_crafted");
   REQUIRE(d.profiles.size() == 1);
   return analyze(d.profiles.front(), o);
-}
-
-const Finding* find(const Report& r, const std::string& check, const std::string& cause = "") {
-  for (const auto& f : r.findings) {
-    if (f.check != check) continue;
-    if (cause.empty()) return &f;
-    for (const auto& e : f.evidence) {
-      if (e.key == "cause" && e.text == cause) return &f;
-    }
-  }
-  return nullptr;
 }
 
 double ev(const Finding& f, const std::string& key) {

@@ -18,13 +18,13 @@ using npusim::test::data_dir;
 
 namespace {
 
-struct Read {
+struct DamagedRead {
   std::vector<KernelRow> rows;
   KernelFileInfo info;
 };
 
-Read read(const std::string& file, bool strict = false) {
-  Read r;
+DamagedRead damaged_read(const std::string& file, bool strict = false) {
+  DamagedRead r;
   r.info = read_kernel_table(file, [&](const KernelRow& k) { r.rows.push_back(k); },
                              ReadOptions{strict});
   return r;
@@ -32,14 +32,14 @@ Read read(const std::string& file, bool strict = false) {
 
 std::string strict_error(const std::string& file) {
   try {
-    (void)read(file, true);
+    (void)damaged_read(file, true);
   } catch (const InputError& e) {
     return e.what();
   }
   return "no error";
 }
 
-const std::string kHeader = "Op Name,OP Type,Task Type,Task Start Time(us),Task Duration(us)\n";
+const std::string kDamagedHeader = "Op Name,OP Type,Task Type,Task Start Time(us),Task Duration(us)\n";
 
 std::string good_rows(int n, int first_line_offset = 0) {
   std::string out;
@@ -55,7 +55,7 @@ std::string good_rows(int n, int first_line_offset = 0) {
 TEST_CASE("a bad cell skips its row, which is counted and reported at file:line:col",
           "[damaged]") {
   const std::string f = data_dir() + "/bad/profile_nonnumeric_duration.csv";
-  const Read r = read(f);
+  const DamagedRead r = damaged_read(f);
   REQUIRE(r.rows.size() == 1);
   CHECK(r.rows[0].name == "MatMul_1");
   CHECK(r.info.rows == 1);
@@ -71,7 +71,7 @@ TEST_CASE("a bad cell skips its row, which is counted and reported at file:line:
 
 TEST_CASE("a short last row is reported as truncation", "[damaged]") {
   const std::string f = data_dir() + "/bad/profile_short_row.csv";
-  const Read r = read(f);
+  const DamagedRead r = damaged_read(f);
   CHECK(r.rows.size() == 1);
   CHECK(r.info.broken_rows == 1);
   REQUIRE(r.info.truncated.has_value());
@@ -85,7 +85,7 @@ TEST_CASE("a short last row is reported as truncation", "[damaged]") {
 
 TEST_CASE("a file cut inside a quoted field is reported as truncation", "[damaged]") {
   const std::string f = data_dir() + "/bad/profile_truncated.csv";
-  const Read r = read(f);
+  const DamagedRead r = damaged_read(f);
   REQUIRE(r.rows.size() == 1);
   CHECK(r.rows[0].input_shapes == "1,2");
   CHECK(r.info.broken_rows == 1);
@@ -98,9 +98,9 @@ TEST_CASE("a file cut inside a quoted field is reported as truncation", "[damage
 TEST_CASE("a short row in the middle is skipped; --strict fails on it", "[damaged]") {
   npusim::test::TempDir d;
   const auto f = d.write("kernel_details.csv",
-                         kHeader + good_rows(3) + "Broken,Add,AI_VECTOR_CORE\n" + good_rows(3, 3))
+                         kDamagedHeader + good_rows(3) + "Broken,Add,AI_VECTOR_CORE\n" + good_rows(3, 3))
                      .string();
-  const Read r = read(f);
+  const DamagedRead r = damaged_read(f);
   CHECK(r.rows.size() == 6);
   CHECK(r.info.broken_rows == 1);
   CHECK(!r.info.truncated);
@@ -111,10 +111,10 @@ TEST_CASE("a short row in the middle is skipped; --strict fails on it", "[damage
 
 TEST_CASE("only the first ten defects are listed, all are counted", "[damaged]") {
   npusim::test::TempDir d;
-  std::string text = kHeader + good_rows(20);
+  std::string text = kDamagedHeader + good_rows(20);
   for (int i = 0; i < 15; ++i) text += "Bad_" + std::to_string(i) + ",Add,AI_CORE,x,1.0\n";
   const auto f = d.write("op_summary_1.csv", text).string();
-  const Read r = read(f);
+  const DamagedRead r = damaged_read(f);
   CHECK(r.rows.size() == 20);
   CHECK(r.info.broken_rows == 15);
   CHECK(r.info.broken_row_messages.size() == kReportedDefects);
@@ -125,11 +125,11 @@ TEST_CASE("only the first ten defects are listed, all are counted", "[damaged]")
 
 TEST_CASE("a file whose rows are mostly malformed is still an error", "[damaged]") {
   npusim::test::TempDir d;
-  std::string text = kHeader + good_rows(2);
+  std::string text = kDamagedHeader + good_rows(2);
   for (int i = 0; i < 3; ++i) text += "Bad,Add,AI_CORE,1780000000000000.0,n/a?\n";
   const auto f = d.write("op_summary_1.csv", text).string();
   try {
-    (void)read(f);
+    (void)damaged_read(f);
     FAIL("no error");
   } catch (const InputError& e) {
     CHECK_THAT(e.what(), Catch::StartsWith(f + ":1: error: 3 of 5 rows are malformed: not read "
@@ -140,12 +140,12 @@ TEST_CASE("a file whose rows are mostly malformed is still an error", "[damaged]
 
 TEST_CASE("a missing required column is still an error, lenient or not", "[damaged]") {
   const std::string f = data_dir() + "/bad/profile_unknown_layout.csv";
-  CHECK_THROWS_AS(read(f), InputError);
-  CHECK_THROWS_AS(read(f, true), InputError);
+  CHECK_THROWS_AS(damaged_read(f), InputError);
+  CHECK_THROWS_AS(damaged_read(f, true), InputError);
 }
 
 TEST_CASE("no number comes from a half-parsed row", "[damaged]") {
-  // The bad cell is the last one read (Block Dim after the duration): the row must not be
+  // The bad cell is the last one damaged_read (Block Dim after the duration): the row must not be
   // passed on with the duration already set.
   npusim::test::TempDir d;
   const auto f = d.write("op_summary_1.csv",
@@ -153,14 +153,14 @@ TEST_CASE("no number comes from a half-parsed row", "[damaged]") {
                          "Dim\nA,Add,AI_CORE,1.0,5.0,8\nB,Add,AI_CORE,2.0,7.0,eight\nC,Add,AI_CORE,"
                          "3.0,9.0,8\n")
                      .string();
-  const Read r = read(f);
+  const DamagedRead r = damaged_read(f);
   REQUIRE(r.rows.size() == 2);
   CHECK(r.rows[0].duration_us + r.rows[1].duration_us == 14.0);
   CHECK(r.info.broken_rows == 1);
 }
 
 TEST_CASE("CSV text in memory reads like the same file", "[damaged]") {
-  const std::string text = kHeader + good_rows(4) + "Cut,Add,AI_CORE,1780000000000999.5";
+  const std::string text = kDamagedHeader + good_rows(4) + "Cut,Add,AI_CORE,1780000000000999.5";
   std::vector<KernelRow> rows;
   const auto info = read_kernel_table_text("mem.csv", text,
                                            [&](const KernelRow& k) { rows.push_back(k); });
@@ -185,7 +185,7 @@ TEST_CASE("the analysis header says how much was skipped", "[damaged][advisor]")
 }
 
 TEST_CASE("a block dim beyond any chip skips its row instead of narrowing", "[damaged]") {
-  // A block dim used to be narrowed from int64 to int unchecked: 4294967297 read as 1.
+  // A block dim used to be narrowed from int64 to int unchecked: 4294967297 damaged_read as 1.
   const std::string text =
       "Op Name,OP Type,Task Type,Task Start Time(us),Task Duration(us),Block Dim\n"
       "A,Add,AI_VECTOR_CORE,1780000000000100.5,2.0,40\n"

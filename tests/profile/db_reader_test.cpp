@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<KernelRow> read_all(const fs::path& file, KernelFileInfo* info = nullptr,
+std::vector<KernelRow> db_read_all(const fs::path& file, KernelFileInfo* info = nullptr,
                                 ReadOptions opt = {}) {
   std::vector<KernelRow> rows;
   auto i = read_kernel_table(file, [&](const KernelRow& r) { rows.push_back(r); }, opt);
@@ -95,9 +95,9 @@ fs::path write_db(const npusim::test::TempDir& d, const std::vector<KernelRow>& 
   return p;
 }
 
-std::string error_of(const fs::path& file, ReadOptions opt = {}) {
+std::string db_error_of(const fs::path& file, ReadOptions opt = {}) {
   try {
-    (void)read_all(file, nullptr, opt);
+    (void)db_read_all(file, nullptr, opt);
   } catch (const InputError& e) {
     return e.what();
   }
@@ -111,7 +111,7 @@ TEST_CASE("a crafted database reads back every field of its rows", "[db]") {
   const auto rows = crafted_rows();
   const auto p = write_db(d, rows);
   KernelFileInfo info;
-  const auto got = read_all(p, &info);
+  const auto got = db_read_all(p, &info);
   REQUIRE(got.size() == rows.size());
   CHECK(info.rows == rows.size());
   CHECK(info.source_kind == "db");
@@ -170,7 +170,7 @@ TEST_CASE("the CSV and the database of the same crafted profile give the same ob
   REQUIRE(csv_rows.size() > 5);
   npusim::test::TempDir d;
   const auto p = write_db(d, csv_rows, {}, "msprof_20260101000000.db");
-  const auto db_rows = read_all(p);
+  const auto db_rows = db_read_all(p);
   REQUIRE(db_rows.size() == csv_rows.size());
   OpStatistic a, b;
   for (std::size_t i = 0; i < csv_rows.size(); ++i) {
@@ -252,7 +252,7 @@ TEST_CASE("schema variants of older releases read alike", "[db]") {
   v.pmu = false;
   const auto p = write_db(d, crafted_rows(), v, "msprof_0.db");
   KernelFileInfo info;
-  const auto rows = read_all(p, &info);
+  const auto rows = db_read_all(p, &info);
   REQUIRE(rows.size() == 6);
   CHECK(rows[0].block_dim == 20);  // block_dim found by name
   CHECK(rows[0].wait_us == 0);
@@ -269,25 +269,25 @@ TEST_CASE("a database missing a table or column names it", "[db][bad]") {
     npusim::test::DbVariant v;
     v.drop_table = "COMPUTE_TASK_INFO";
     const auto p = write_db(d, crafted_rows(), v);
-    CHECK_THAT(error_of(p), Catch::StartsWith(p.string() + ": error: no table "
+    CHECK_THAT(db_error_of(p), Catch::StartsWith(p.string() + ": error: no table "
                                                            "'COMPUTE_TASK_INFO' (tables: "));
   }
   SECTION("no STRING_IDS") {
     npusim::test::DbVariant v;
     v.drop_table = "STRING_IDS";
     const auto p = write_db(d, crafted_rows(), v);
-    CHECK_THAT(error_of(p), Catch::Contains("no table 'STRING_IDS'"));
+    CHECK_THAT(db_error_of(p), Catch::Contains("no table 'STRING_IDS'"));
   }
   SECTION("TASK without endNs") {
     npusim::test::DbVariant v;
     v.drop_task_column = "endNs";
     const auto p = write_db(d, crafted_rows(), v);
-    CHECK_THAT(error_of(p), Catch::StartsWith(p.string() + ": error: table 'TASK' has no column "
+    CHECK_THAT(db_error_of(p), Catch::StartsWith(p.string() + ": error: table 'TASK' has no column "
                                                            "'endNs' (columns: startNs, "));
   }
   SECTION("not a database at all") {
     const auto p = d.write("msprof_1.db", "Op Name,OP Type\nMatMul,MatMul\n");
-    CHECK_THAT(error_of(p), Catch::Contains("is it an SQLite profiler export?"));
+    CHECK_THAT(db_error_of(p), Catch::Contains("is it an SQLite profiler export?"));
   }
 }
 
@@ -302,7 +302,7 @@ TEST_CASE("a malformed database row is skipped and reported, or fails with --str
                        nullptr, nullptr, nullptr) == SQLITE_OK);
   sqlite3_close(db);
   KernelFileInfo info;
-  const auto rows = read_all(p, &info);
+  const auto rows = db_read_all(p, &info);
   CHECK(rows.size() == 4);
   CHECK(info.broken_rows == 2);
   REQUIRE(info.broken_row_messages.size() == 2);
@@ -316,20 +316,20 @@ TEST_CASE("a malformed database row is skipped and reported, or fails with --str
   }
   CHECK(start);
   CHECK(string_id);
-  CHECK_THAT(error_of(p, ReadOptions{true}), Catch::Contains("expected an integer, got NULL"));
+  CHECK_THAT(db_error_of(p, ReadOptions{true}), Catch::Contains("expected an integer, got NULL"));
 }
 
 // ---- the shared databases, against an independent SQL sum --------------------------------------
 
 namespace {
 
-const fs::path kShared = NPUSIM_SHARED_PROFILES_DIR;
+const fs::path kDbShared = NPUSIM_SHARED_PROFILES_DIR;
 
 std::vector<fs::path> shared_dbs() {
   std::vector<fs::path> out;
   std::error_code ec;
-  if (!fs::is_directory(kShared, ec)) return out;
-  for (auto it = fs::recursive_directory_iterator(kShared, ec);
+  if (!fs::is_directory(kDbShared, ec)) return out;
+  for (auto it = fs::recursive_directory_iterator(kDbShared, ec);
        it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (ec) break;
     if (it->is_regular_file() && is_profiler_db_name(it->path().filename().string())) {
@@ -376,7 +376,7 @@ TEST_CASE("every shared profiler database reads as its own SQL sums", "[db][real
     OpStatistic stat;
     std::uint64_t comm = 0;
     KernelFileInfo info;
-    const auto rows = read_all(f, &info);
+    const auto rows = db_read_all(f, &info);
     for (const auto& r : rows) {
       stat.add(r);
       comm += r.kind == TaskKind::kCommunication;

@@ -64,7 +64,7 @@ double device_us(const OpDesc& op, const HwSpec& hw, CoreBudget budget) {
   return c.duration_us - c.critical_path.host_us;
 }
 
-SimResult run(const Scenario& s, const SimOptions& opt = {}) {
+SimResult anchored_run(const Scenario& s, const SimOptions& opt = {}) {
   return npusim::sim::simulate(s, npusim::test::chip(s.info.hw), opt);
 }
 
@@ -72,7 +72,7 @@ SimResult run(const Scenario& s, const SimOptions& opt = {}) {
 
 TEST_CASE("under the conditions it was measured in, an op runs exactly its measured time",
           "[anchor]") {
-  const SimResult r = run(npusim::test::scenario_from_text(scenario_text(kMeasured)));
+  const SimResult r = anchored_run(npusim::test::scenario_from_text(scenario_text(kMeasured)));
   REQUIRE(r.ops.size() == 2);
   CHECK(r.ops[0].name == "wide");
   CHECK(r.ops[0].mean_us == Approx(100.0).epsilon(1e-12));
@@ -97,7 +97,7 @@ TEST_CASE("a batch other than the measured one anchors the op on the model's rat
   // Twice the elements of a memory-bound Add: the model's time about doubles.
   REQUIRE(at_2 / at_1 > 1.6);
   REQUIRE(at_2 / at_1 < 2.2);
-  const SimResult r = run(s);
+  const SimResult r = anchored_run(s);
   CHECK(r.ops[0].source == "anchored");
   CHECK(r.ops[0].mean_us == Approx(100.0 * at_2 / at_1).epsilon(1e-4));
   CHECK(r.op_sources.anchored == 1);
@@ -114,7 +114,7 @@ TEST_CASE("a core limit below the measured budget anchors the op", "[anchor]") {
                                        CoreBudget{hw.chip.cube_cores, hw.chip.vector_cores});
   const double limited = device_us(s.graph.instantiate(0, 1), hw, CoreBudget{hw.chip.cube_cores, 8});
   REQUIRE(limited > measured_at);  // fewer cores, more waves
-  const SimResult r = run(s);
+  const SimResult r = anchored_run(s);
   CHECK(r.ops[0].source == "anchored");
   CHECK(r.ops[0].mean_us == Approx(100.0 * limited / measured_at).epsilon(1e-4));
 }
@@ -124,7 +124,7 @@ TEST_CASE("another chip anchors the op on the ratio of the two chips' prediction
   const Scenario s = npusim::test::scenario_from_text(scenario_text(kMeasured, "ascend910b4"));
   SECTION("without the measured chip's spec it is an error at [graph.measured]") {
     try {
-      (void)run(s);
+      (void)anchored_run(s);
       FAIL("expected an InputError");
     } catch (const npusim::InputError& e) {
       CHECK(e.pos().line == 5);  // the [graph.measured] table
@@ -142,7 +142,7 @@ TEST_CASE("another chip anchors the op on the ratio of the two chips' prediction
     const double on_b4 = device_us(s.graph.instantiate(0, 1), b4,
                                    CoreBudget{b4.chip.cube_cores, b4.chip.vector_cores});
     REQUIRE(on_b3 != on_b4);
-    const SimResult r = run(s, opt);
+    const SimResult r = anchored_run(s, opt);
     CHECK(r.ops[0].source == "anchored");
     CHECK(r.ops[0].mean_us == Approx(100.0 * on_b4 / on_b3).epsilon(1e-4));
   }
@@ -164,7 +164,7 @@ TEST_CASE("measured_shapes say which gear ran measured and which anchored", "[an
                     "measured_shapes = \"4,8388608;4,8388608\"\n"),
       {"deployment.gears=[1, 4]", "workload.batch_size={1 = 0.5, 4 = 0.5}",
        "workload.requests=200"});
-  const SimResult r = run(s);
+  const SimResult r = anchored_run(s);
   CHECK(r.ops[0].source == "anchored");  // anchored at gear 1
   CHECK(r.execution_sources.anchored > 0);
   CHECK(r.execution_sources.measured > 0);
@@ -173,7 +173,7 @@ TEST_CASE("measured_shapes say which gear ran measured and which anchored", "[an
 
 TEST_CASE("a graph without [graph.measured] keeps its durations as they are at any batch",
           "[anchor]") {
-  const SimResult r = run(
+  const SimResult r = anchored_run(
       npusim::test::scenario_from_text(scenario_text(""), {"deployment.gears=[2]"}));
   CHECK(r.ops[0].mean_us == Approx(100.0).epsilon(1e-12));
   CHECK(r.ops[0].source == "measured");
@@ -181,7 +181,7 @@ TEST_CASE("a graph without [graph.measured] keeps its durations as they are at a
 }
 
 TEST_CASE("the report says how many ops ran measured, anchored and predicted", "[anchor]") {
-  const SimResult r = run(
+  const SimResult r = anchored_run(
       npusim::test::scenario_from_text(scenario_text(kMeasured), {"deployment.gears=[2]"}));
   const std::string text = npusim::sim::result_to_text(r);
   CHECK_THAT(text, Catch::Contains("op times: 0 measured, 1 anchored, 1 predicted"));

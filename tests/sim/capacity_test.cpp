@@ -4,6 +4,8 @@
 #include "sim/capacity.h"
 
 #include <catch2/catch.hpp>
+
+#include "tests/test_util.h"
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -22,10 +24,6 @@ using npusim::sim::QueueParams;
 using npusim::sim::Scenario;
 
 namespace {
-
-std::filesystem::path bundled(const std::string& name) {
-  return std::filesystem::path(NPUSIM_SOURCE_DIR) / "scenarios" / (name + ".toml");
-}
 
 // M/D/1 waiting time (Erlang 1909; Gross & Harris, "Fundamentals of Queueing Theory", §5.1):
 //   P(W <= t) = (1 - rho) sum_{k=0}^{floor(t/D)} (lambda (k D - t))^k / k! e^{-lambda (k D - t)}.
@@ -98,7 +96,7 @@ TEST_CASE("For M/D/1 the approximation brackets Erlang's exact capacity within 3
 TEST_CASE("The probes of an M/D/1 card measure the ceiling 1/D, no variability and the floor D",
           "[capacity]") {
   const auto hw = npusim::test::chip("ascend910b3");
-  const Scenario sc = npusim::sim::load_scenario(bundled("mdc_validation"));
+  const Scenario sc = npusim::sim::load_scenario(npusim::test::bundled_scenario("mdc_validation"));
   const auto p = npusim::sim::probe_capacity(sc, hw);
   CHECK(p.queue.servers == 1);
   CHECK(p.queue.ceiling_qps == Approx(1 / kD).epsilon(0.01));
@@ -109,7 +107,7 @@ TEST_CASE("The probes of an M/D/1 card measure the ceiling 1/D, no variability a
 
 TEST_CASE("The search finds the M/D/1 capacity Erlang's formula gives", "[capacity]") {
   const auto hw = npusim::test::chip("ascend910b3");
-  const Scenario sc = npusim::sim::load_scenario(bundled("mdc_validation"),
+  const Scenario sc = npusim::sim::load_scenario(npusim::test::bundled_scenario("mdc_validation"),
                                                  {"workload.requests=40000"});
   const MaxQps m = find_max_qps(sc, hw, 0.02);
   check_bracket(m, sc, hw, 0.02);
@@ -133,7 +131,7 @@ TEST_CASE("The search finds the bisection's capacity on the default, multi-strea
     std::vector<std::string> all = sets;
     all.emplace_back("workload.requests=4000");
     all.emplace_back("workload.warmup_requests=400");
-    const Scenario sc = npusim::sim::load_scenario(bundled(name), all);
+    const Scenario sc = npusim::sim::load_scenario(npusim::test::bundled_scenario(name), all);
     const MaxQps fast = find_max_qps(sc, hw, tol);
     const MaxQps plain = find_max_qps_bisection(sc, hw, tol);
     INFO(name << " " << (sets.empty() ? "" : sets.front()) << ": search " << fast.rate_qps
@@ -153,7 +151,7 @@ TEST_CASE("A target below the light-load latency has no capacity, reported from 
           "[capacity]") {
   const auto hw = npusim::test::chip("ascend910b3");
   const Scenario sc = npusim::sim::load_scenario(
-      bundled("mdc_validation"), {"target.p99_ms=0.05", "workload.requests=2000"});
+      npusim::test::bundled_scenario("mdc_validation"), {"target.p99_ms=0.05", "workload.requests=2000"});
   const MaxQps m = find_max_qps(sc, hw, 0.02);
   CHECK(m.rate_qps == 0);
   REQUIRE(m.fail_qps);
@@ -166,8 +164,8 @@ TEST_CASE("A target below the light-load latency has no capacity, reported from 
 TEST_CASE("The search refuses what the bisection refuses", "[capacity]") {
   const auto hw = npusim::test::chip("ascend910b3");
   const Scenario no_target =
-      npusim::sim::load_scenario(bundled("mdc_validation"), {"target.p99_ms=none"});
+      npusim::sim::load_scenario(npusim::test::bundled_scenario("mdc_validation"), {"target.p99_ms=none"});
   CHECK_THROWS_WITH(find_max_qps(no_target, hw, 0.02), Catch::Contains("needs target.p99_ms"));
-  const Scenario sc = npusim::sim::load_scenario(bundled("mdc_validation"));
+  const Scenario sc = npusim::sim::load_scenario(npusim::test::bundled_scenario("mdc_validation"));
   CHECK_THROWS_WITH(find_max_qps(sc, hw, 1.5), Catch::Contains("tolerance must be in (0, 1)"));
 }

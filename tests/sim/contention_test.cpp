@@ -15,7 +15,7 @@ using npusim::sim::SimResult;
 using npusim::test::data;
 
 namespace {
-SimResult run(const std::string& file, const HwSpec& hw, const std::vector<std::string>& sets) {
+SimResult contention_run(const std::string& file, const HwSpec& hw, const std::vector<std::string>& sets) {
   return npusim::sim::simulate(npusim::sim::load_scenario(data("scenarios/" + file), sets), hw);
 }
 
@@ -39,18 +39,18 @@ TEST_CASE("instances of a host-bound graph saturate at the rate of the host core
   REQUIRE(launch_us > 1.0);  // each batch is host bound: 20 launches, 20 us of device work
   hw.host.cores = 2;
   SECTION("4 streams on 2 host cores: 2 / (20 launches x launch_us) batches per second") {
-    const SimResult r = run("host_bound.toml", hw, saturated(4, "host"));
+    const SimResult r = contention_run("host_bound.toml", hw, saturated(4, "host"));
     // Four streams keep both cores busy: every launch of every stream queues on them.
     CHECK(r.qps == Approx(2 / (20 * launch_us * 1e-6)).epsilon(0.01));
     CHECK(r.host_utilization == Approx(1.0).epsilon(0.01));
     // Without the shared host each stream launches on its own thread: 4 x one stream's rate.
-    const SimResult own = run("host_bound.toml", hw, saturated(4, nullptr));
+    const SimResult own = contention_run("host_bound.toml", hw, saturated(4, nullptr));
     CHECK(own.qps == Approx(4 / ((20 * launch_us + 1.0) * 1e-6)).epsilon(0.01));
   }
   SECTION("as many host cores as streams: nothing queues, the same run as without the limit") {
     hw.host.cores = 4;
-    const SimResult r = run("host_bound.toml", hw, saturated(4, "host"));
-    const SimResult own = run("host_bound.toml", hw, saturated(4, nullptr));
+    const SimResult r = contention_run("host_bound.toml", hw, saturated(4, "host"));
+    const SimResult own = contention_run("host_bound.toml", hw, saturated(4, nullptr));
     CHECK(r.qps == own.qps);
     CHECK(r.latency.p99_ms == own.latency.p99_ms);
   }
@@ -64,14 +64,14 @@ TEST_CASE("launch-bound throughput caps at the rate of the card's one task sched
     hw.overhead.scheduler_task_us = 5.0;
     // 4 streams launch 4 / launch_us kernels per us, more than the scheduler's 1 / 5 us.
     REQUIRE(4 / launch_us > 1 / 5.0);
-    const SimResult r = run("host_bound.toml", hw, saturated(4, "scheduler"));
+    const SimResult r = contention_run("host_bound.toml", hw, saturated(4, "scheduler"));
     CHECK(r.qps == Approx(1 / (20 * 5.0e-6)).epsilon(0.01));
     CHECK(r.scheduler_utilization == Approx(1.0).epsilon(0.01));
   }
   SECTION("a scheduler faster than the ops changes nothing for one stream") {
     hw.overhead.scheduler_task_us = 0.5;  // below the 1 us ops: each is taken while it runs
-    const SimResult r = run("host_bound.toml", hw, saturated(1, "scheduler"));
-    const SimResult off = run("host_bound.toml", hw, saturated(1, nullptr));
+    const SimResult r = contention_run("host_bound.toml", hw, saturated(1, "scheduler"));
+    const SimResult off = contention_run("host_bound.toml", hw, saturated(1, nullptr));
     CHECK(r.qps == off.qps);
     CHECK(r.latency.max_ms == off.latency.max_ms);
   }
@@ -84,7 +84,7 @@ TEST_CASE("a dynamic-shape op ignores the core limit and takes the cores of the 
   REQUIRE(launch_us == 8.0);
   const double sync_us = hw.host.dynamic_shape_sync_us;
   SECTION("on: stream 0's dyn holds all 40 cores from 58 to 108 us; stream 1's plain waits") {
-    const SimResult r = run("core_bypass.toml", hw, {});
+    const SimResult r = contention_run("core_bypass.toml", hw, {});
     REQUIRE(r.requests == 2);
     // request 1: plain 8-58, dyn (1 wave on 40 cores) 58-108, then the shape sync
     CHECK(r.latency.p50_ms * 1e3 == Approx(108 + sync_us));
@@ -93,7 +93,7 @@ TEST_CASE("a dynamic-shape op ignores the core limit and takes the cores of the 
     CHECK(r.ops[1].mean_us == Approx(50.0));
   }
   SECTION("off: dyn keeps to its stream's 20 cores and runs 2 waves; plain never waits") {
-    const SimResult r = run("core_bypass.toml", hw, {"contention.core_limit_bypass=false"});
+    const SimResult r = contention_run("core_bypass.toml", hw, {"contention.core_limit_bypass=false"});
     // request 1: plain 8-58, dyn 58-158; request 2: plain 68-118, dyn 118-218
     CHECK(r.latency.p50_ms * 1e3 == Approx(158 + sync_us));
     CHECK(r.latency.max_ms * 1e3 == Approx(218 + sync_us - 60));
@@ -135,9 +135,9 @@ TEST_CASE("two streams share the chip's L2 bandwidth, each at half of it", "[con
   REQUIRE(memory_ns > 0);
   REQUIRE(2 * l2_bytes / static_cast<double>(memory_ns) > capacity);  // together: more than L2
 
-  const SimResult one = run("l2_bound.toml", hw, {"deployment.streams=1"});
-  const SimResult two = run("l2_bound.toml", hw, {});
-  const SimResult off = run("l2_bound.toml", hw, {"contention.l2_bandwidth=false"});
+  const SimResult one = contention_run("l2_bound.toml", hw, {"deployment.streams=1"});
+  const SimResult two = contention_run("l2_bound.toml", hw, {});
+  const SimResult off = contention_run("l2_bound.toml", hw, {"contention.l2_bandwidth=false"});
   // Alone (the second request waits for the first) the op keeps its predicted time.
   CHECK(one.ops[0].mean_us * 1e3 == Approx(static_cast<double>(memory_ns + compute_ns)).margin(1));
   // Together each moves its bytes through L2 at capacity / 2 (HBM carries only the writes).
@@ -147,6 +147,6 @@ TEST_CASE("two streams share the chip's L2 bandwidth, each at half of it", "[con
                static_cast<double>(compute_ns))
             .margin(2));
   CHECK(two.ops[0].mean_us > one.ops[0].mean_us);
-  // Without the shared L2 both run as if alone.
+  // Without the shared L2 both contention_run as if alone.
   CHECK(off.ops[0].mean_us == Approx(one.ops[0].mean_us).margin(0.002));
 }

@@ -14,7 +14,7 @@ using npusim::substitute_batch;
 namespace {
 const npusim::SourcePos kPos{"g.toml", 3, 1};
 
-std::string error_of(const std::filesystem::path& p) {
+std::string graph_error_of(const std::filesystem::path& p) {
   try {
     (void)load_graph_file(p);
   } catch (const InputError& e) {
@@ -123,24 +123,24 @@ after = []
 
 TEST_CASE("each bad graph file is rejected at its defect's line with its phrase", "[graph]") {
   using npusim::test::data;
-  CHECK_THAT(error_of(data("bad/graph_cycle.toml")),
+  CHECK_THAT(graph_error_of(data("bad/graph_cycle.toml")),
              Catch::Contains("graph_cycle.toml:8:9") &&
                  Catch::Contains("is on a dependency cycle: a -> b -> a"));
-  CHECK_THAT(error_of(data("bad/graph_unknown_after.toml")),
+  CHECK_THAT(graph_error_of(data("bad/graph_unknown_after.toml")),
              Catch::Contains("graph_unknown_after.toml:12:9") &&
                  Catch::Contains("'after' names unknown op 'nope'"));
-  CHECK_THAT(error_of(data("bad/graph_duplicate_name.toml")),
+  CHECK_THAT(graph_error_of(data("bad/graph_duplicate_name.toml")),
              Catch::Contains("graph_duplicate_name.toml:8:") &&
                  Catch::Contains("duplicate name (first defined at line 3)"));
   CHECK_THAT(
-      error_of(data("bad/graph_bad_shape.toml")),
+      graph_error_of(data("bad/graph_bad_shape.toml")),
       Catch::Contains("graph_bad_shape.toml:6:10") && Catch::Contains("shape dimension 'B+1'"));
-  CHECK_THAT(error_of(data("bad/graph_bad_placement.toml")),
+  CHECK_THAT(graph_error_of(data("bad/graph_bad_placement.toml")),
              Catch::Contains("graph_bad_placement.toml:8:13") &&
                  Catch::Contains("unknown placement 'gpu'"));
-  CHECK_THAT(error_of(data("bad/graph_unknown_key.toml")),
+  CHECK_THAT(graph_error_of(data("bad/graph_unknown_key.toml")),
              Catch::Contains("graph_unknown_key.toml:8:1") &&
                  Catch::Contains("unknown key 'durations_us'"));
-  CHECK_THAT(error_of(data("bad/graph_no_ops.toml")),
+  CHECK_THAT(graph_error_of(data("bad/graph_no_ops.toml")),
              Catch::Contains("graph_no_ops.toml:1:1") && Catch::Contains("[[graph.op]]"));
 }

@@ -4,6 +4,8 @@
 #include "sim/p99_watch.h"
 
 #include <catch2/catch.hpp>
+
+#include "tests/test_util.h"
 #include <filesystem>
 #include <limits>
 #include <string>
@@ -20,10 +22,6 @@ using npusim::sim::Scenario;
 using npusim::sim::SimRun;
 
 namespace {
-
-std::filesystem::path bundled(const std::string& name) {
-  return std::filesystem::path(NPUSIM_SOURCE_DIR) / "scenarios" / (name + ".toml");
-}
 
 }  // namespace
 
@@ -81,7 +79,7 @@ TEST_CASE("A run stopped once its P99 verdict is settled gives the full run's ve
   for (int seed = 1; seed <= 12; ++seed) {
     for (const double rate : {6000.0, 6800.0, 7000.0, 7200.0, 8000.0}) {
       const Scenario sc = npusim::sim::load_scenario(
-          bundled("mdc_validation"),
+          npusim::test::bundled_scenario("mdc_validation"),
           {"scenario.seed=" + std::to_string(seed), "workload.rate_qps=" + std::to_string(rate),
            "workload.requests=3000", "workload.warmup_requests=300"});
       const auto full = npusim::sim::simulate(sc, hw);
@@ -108,7 +106,7 @@ TEST_CASE("A run stopped once its P99 verdict is settled gives the full run's ve
 TEST_CASE("A run taken in steps is event for event the run simulate() makes", "[p99watch]") {
   const auto hw = npusim::test::chip("ascend910b3");
   const Scenario sc = npusim::sim::load_scenario(
-      bundled("default"), {"workload.requests=1500", "workload.warmup_requests=200",
+      npusim::test::bundled_scenario("default"), {"workload.requests=1500", "workload.warmup_requests=200",
                            "workload.rate_qps=4000"});
   const auto whole = npusim::sim::simulate(sc, hw);
   SimRun run(sc, hw, false);
