@@ -87,8 +87,10 @@ RunInfo info_of(const onnx::TypeProto& type) {
 // Integer values of a small constant tensor (at most 64 elements), or nullopt.
 std::optional<std::vector<std::int64_t>> tensor_ints(const onnx::TensorProto& t) {
   std::int64_t n = 1;
-  for (const auto d : t.dims()) n *= d;
-  if (n > 64 || n < 0) return std::nullopt;
+  for (const auto d : t.dims()) {  // dims from the file: a product may overflow (fuzz_onnx)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
+  }
+  if (n > 64) return std::nullopt;
   std::vector<std::int64_t> out;
   if (t.data_type() == onnx::TensorProto::INT64) {
     if (t.int64_data_size() > 0) return std::vector<std::int64_t>(t.int64_data().begin(),

@@ -274,6 +274,22 @@ TEST_CASE("an op without a shape is an error naming the node and why", "[fronten
                                   Catch::Contains("no schema") && Catch::Contains("'z'"));
 }
 
+TEST_CASE("a constant whose dims overflow a 64-bit element count is no small shape to read",
+          "[frontend][onnx][bad][fuzz]") {
+  // fuzz_onnx's finding (3916 executions): an initializer of 208175963630469120 x 97 elements
+  // overflowed the element count before its size was tested (undefined behaviour under UBSan).
+  auto m = tiny_model();
+  add_node(m, "Relu", "r", {"x"}, {"y"});
+  auto* init = m.mutable_graph()->add_initializer();
+  init->set_name("huge");
+  init->set_data_type(onnx::TensorProto::INT64);
+  init->add_dims(208175963630469120);
+  init->add_dims(97);
+  std::string e;
+  CHECK_NOTHROW(e = import_error(m));  // imported, or an InputError at the file: never a crash
+  INFO(e);
+}
+
 TEST_CASE("an op of an unknown domain is an error naming the node and the domain",
           "[frontend][onnx][bad]") {
   auto m = tiny_model();
