@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/key_hash.h"
 #include "model/op_table.h"
 
 namespace npusim {
@@ -38,17 +39,7 @@ double share(double part, double whole) {
   return whole > 0 ? std::clamp(part / whole, 0.0, 4.0) : 0.0;
 }
 
-double type_hash(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (const char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ULL;
-  }
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
-  return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0);
-}
+double type_hash(const std::string& s) { return unit_hash(s, 0); }
 
 bool blocked(Format f) {
   return f == Format::kNC1HWC0 || f == Format::kFractalNZ || f == Format::kFractalZ ||

@@ -13,12 +13,7 @@ using namespace npusim;
 namespace {
 
 HwSpec reduce_toy_vector() {
-  HwSpec hw = npusim::test::chip("ascend910b3");
-  hw.chip.freq_mhz = 1000;
-  hw.vector.repeat_bytes = 256;
-  hw.vector.api_overhead_cycles = 22;
-  hw.vector.cycles_per_repeat.fill(1);
-  hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kBinary)] = 2;
+  HwSpec hw = npusim::test::toy_vector_chip();
   hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kReduce)] = 7;
   hw.vector.min_bytes_per_core = 4096;
   hw.memory.l2_hit_ratio_default = 0;

@@ -23,6 +23,18 @@ inline const HwSpec& chip(const std::string& name) {
   return it->second;
 }
 
+/// The 910B3 with round vector figures for hand-computed cases: 1000 MHz, 256-byte repeats,
+/// 22 cycles per API call, 1 cycle per repeat (2 for binary ops).
+inline HwSpec toy_vector_chip() {
+  HwSpec hw = npusim::test::chip("ascend910b3");
+  hw.chip.freq_mhz = 1000;
+  hw.vector.repeat_bytes = 256;
+  hw.vector.api_overhead_cycles = 22;
+  hw.vector.cycles_per_repeat.fill(1);
+  hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kBinary)] = 2;
+  return hw;
+}
+
 inline OpDesc op(const OpText& t) { return make_op(t, SourcePos{"<test>", 0, 0}); }
 
 /// Builds an op from its type, shapes and dtypes (profile syntax) and attributes.
