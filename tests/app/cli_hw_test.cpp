@@ -1,5 +1,7 @@
 // `npusim hw list`, `npusim hw show` and `npusim validate` run as a user runs them.
 #include <catch2/catch.hpp>
+
+#include "tests/test_util.h"
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -15,9 +17,7 @@ using npusim::test::run_cli;
 namespace {
 
 const fs::path kHwDir = fs::path(NPUSIM_SOURCE_DIR) / "hw_specs";
-const fs::path kBadDir = fs::path(NPUSIM_TEST_DATA_DIR) / "bad";
 
-std::string bad(const std::string& name) { return (kBadDir / name).string(); }
 
 /// The library's diagnostic for a chip file (and overlays), as the CLI must print it.
 std::string library_error(const fs::path& chip, const std::vector<fs::path>& overlays = {}) {
@@ -83,11 +83,11 @@ TEST_CASE("hw show of an unknown chip exits 2 naming the known chips", "[cli][hw
 TEST_CASE("validate accepts every chip file and a good overlay", "[cli][validate]") {
   const auto r =
       run_cli("validate " + (kHwDir / "ascend910b3.toml").string() + " " +
-              (kHwDir / "ascend310p3.toml").string() + " " + bad("hw_overlay_mix_ratio.toml"));
+              (kHwDir / "ascend310p3.toml").string() + " " + npusim::test::bad_file("hw_overlay_mix_ratio.toml"));
   REQUIRE(r.exit_code == 0);
   CHECK(r.out == "ok: " + (kHwDir / "ascend910b3.toml").string() + " (hw spec ascend910b3)\n" +
                      "ok: " + (kHwDir / "ascend310p3.toml").string() + " (hw spec ascend310p3)\n" +
-                     "ok: " + bad("hw_overlay_mix_ratio.toml") +
+                     "ok: " + npusim::test::bad_file("hw_overlay_mix_ratio.toml") +
                      " (hw overlay, sets cube.mix_vector_ratio)\n");
 }
 
@@ -98,9 +98,9 @@ TEST_CASE("validate of each bad chip file exits 2 with the library's message", "
         "hw_missing_key.toml", "hw_missing_section.toml", "hw_missing_cycles_class.toml",
         "hw_name_mismatch.toml", "hw_not_power_of_two.toml", "hw_coupled_mismatch.toml"}) {
     INFO(name);
-    const auto r = run_cli("validate " + bad(name));
+    const auto r = run_cli("validate " + npusim::test::bad_file(name));
     CHECK(r.exit_code == 2);
-    CHECK(r.err == library_error(bad(name)) + "\n");
+    CHECK(r.err == library_error(npusim::test::bad_file(name)) + "\n");
     CHECK(r.out.empty());
   }
 }
@@ -110,26 +110,26 @@ TEST_CASE("bad overlays fail the same way in validate and in hw show", "[cli][va
   for (const char* name : {"hw_overlay_out_of_range.toml", "hw_overlay_meta_not_string.toml",
                            "hw_overlay_unknown_key.toml"}) {
     INFO(name);
-    const std::string expected = library_error(chip, {bad(name)}) + "\n";
-    const auto v = run_cli("validate " + bad(name));
+    const std::string expected = library_error(chip, {npusim::test::bad_file(name)}) + "\n";
+    const auto v = run_cli("validate " + npusim::test::bad_file(name));
     CHECK(v.exit_code == 2);
     CHECK(v.err == expected);
-    const auto s = run_cli("hw show 910b3 --overlay " + bad(name));
+    const auto s = run_cli("hw show 910b3 --overlay " + npusim::test::bad_file(name));
     CHECK(s.exit_code == 2);
     CHECK(s.err == expected);
   }
   // Needs the chip to fail: only hw show sees it.
-  const auto s = run_cli("hw show 910b3 --overlay " + bad("hw_overlay_mix_ratio.toml"));
+  const auto s = run_cli("hw show 910b3 --overlay " + npusim::test::bad_file("hw_overlay_mix_ratio.toml"));
   CHECK(s.exit_code == 2);
-  CHECK(s.err == library_error(chip, {bad("hw_overlay_mix_ratio.toml")}) + "\n");
+  CHECK(s.err == library_error(chip, {npusim::test::bad_file("hw_overlay_mix_ratio.toml")}) + "\n");
 }
 
 TEST_CASE("validate stops at the first bad file after the good ones", "[cli][validate]") {
   const auto r = run_cli("validate " + (kHwDir / "ascend910b1.toml").string() + " " +
-                         bad("unknown_kind.toml") + " " + (kHwDir / "ascend910b2.toml").string());
+                         npusim::test::bad_file("unknown_kind.toml") + " " + (kHwDir / "ascend910b2.toml").string());
   CHECK(r.exit_code == 2);
   CHECK(r.out == "ok: " + (kHwDir / "ascend910b1.toml").string() + " (hw spec ascend910b1)\n");
-  CHECK(r.err == bad("unknown_kind.toml") +
+  CHECK(r.err == npusim::test::bad_file("unknown_kind.toml") +
                      ": error: unknown file kind, expected a hw spec ([chip]), an overlay (only "
                      "hw sections and [meta]), a scenario ([scenario]) or a graph ([graph])\n");
 }

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+
+#include "tests/test_util.h"
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -24,7 +26,6 @@ using npusim::VectorClass;
 namespace {
 
 const fs::path kHwDir = fs::path(NPUSIM_SOURCE_DIR) / "hw_specs";
-const fs::path kSpecBadDir = fs::path(NPUSIM_TEST_DATA_DIR) / "bad";
 
 /// A scratch folder for overlay files, removed at the end of the test case.
 class ScratchDir {
@@ -53,7 +54,6 @@ class ScratchDir {
   fs::path dir_;
 };
 
-std::string spec_bad(const std::string& name) { return (kSpecBadDir / name).string(); }
 
 }  // namespace
 
@@ -167,7 +167,7 @@ TEST_CASE("an overlay checked alone reports the keys it sets", "[hw_spec][overla
   CHECK(npusim::check_hw_overlay(a) ==
         std::vector<std::string>{"memory.hbm_efficiency", "memory.read_latency_cycles"});
   // Cross-field limits need a chip: a ratio the 910B3 cannot give is fine alone.
-  CHECK(npusim::check_hw_overlay(spec_bad("hw_overlay_mix_ratio.toml")) ==
+  CHECK(npusim::check_hw_overlay(npusim::test::bad_file("hw_overlay_mix_ratio.toml")) ==
         std::vector<std::string>{"cube.mix_vector_ratio"});
 }
 
@@ -241,10 +241,10 @@ TEST_CASE("each bad chip file fails with its exact diagnostic", "[hw_spec][bad]"
   };
   for (const Case& c : cases) {
     INFO(c.file);
-    CHECK_THROWS_WITH(load_hw_spec(spec_bad(c.file)), spec_bad(c.file) + c.message);
+    CHECK_THROWS_WITH(load_hw_spec(npusim::test::bad_file(c.file)), npusim::test::bad_file(c.file) + c.message);
   }
-  CHECK_THROWS_WITH(load_hw_spec(spec_bad("no_such_file.toml")),
-                    spec_bad("no_such_file.toml") + ": error: cannot open file: no such file");
+  CHECK_THROWS_WITH(load_hw_spec(npusim::test::bad_file("no_such_file.toml")),
+                    npusim::test::bad_file("no_such_file.toml") + ": error: cannot open file: no such file");
 }
 
 TEST_CASE("each bad overlay fails at its own file and line", "[hw_spec][bad][overlay]") {
@@ -275,6 +275,6 @@ TEST_CASE("each bad overlay fails at its own file and line", "[hw_spec][bad][ove
   };
   for (const Case& c : cases) {
     INFO(c.file);
-    CHECK_THROWS_WITH(load_hw_spec(chip, {spec_bad(c.file)}), spec_bad(c.file) + c.message);
+    CHECK_THROWS_WITH(load_hw_spec(chip, {npusim::test::bad_file(c.file)}), npusim::test::bad_file(c.file) + c.message);
   }
 }

@@ -3,6 +3,8 @@
 // each family gets.
 #include <algorithm>
 #include <catch2/catch.hpp>
+
+#include "tests/test_util.h"
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -23,9 +25,7 @@ namespace fs = std::filesystem;
 namespace {
 
 const fs::path kChip = fs::path(NPUSIM_SOURCE_DIR) / "hw_specs" / "ascend910b3.toml";
-const fs::path kBadDir = fs::path(NPUSIM_TEST_DATA_DIR) / "bad";
 
-std::string bad(const std::string& name) { return (kBadDir / name).string(); }
 
 // A sample whose measured time is `ratio` times what `hw` predicts for it.
 Sample sample_at_ratio(const std::string& type, const std::string& shapes, double ratio,
@@ -185,8 +185,8 @@ TEST_CASE("each malformed interval table fails at its own file and line",
   };
   for (const Case& c : cases) {
     INFO(c.file);
-    CHECK_THROWS_WITH(load_hw_spec(kChip, {bad(c.file)}), bad(c.file) + c.message);
-    CHECK_THROWS_WITH(check_hw_overlay(bad(c.file)), bad(c.file) + c.message);
+    CHECK_THROWS_WITH(load_hw_spec(kChip, {npusim::test::bad_file(c.file)}), npusim::test::bad_file(c.file) + c.message);
+    CHECK_THROWS_WITH(check_hw_overlay(npusim::test::bad_file(c.file)), npusim::test::bad_file(c.file) + c.message);
   }
 }
 
