@@ -109,19 +109,18 @@ void print_corrected(const CvReport& rep, const CvOptions& opt, const std::strin
                              w ? line_of(r.lowo_corrected) : std::string(27, '-'),
                              w ? fmt::format("{}", r.lowo_ood) : "-");
   }
-  std::cout << fmt::format("over runs (median / worst): LORO MAPE {} / {} -> {} / {}, step total {} / "
-                           "{} -> {} / {}\n",
-                           pct(rep.loro_mape.median), pct(rep.loro_mape.worst),
-                           pct(rep.loro_corr_mape.median), pct(rep.loro_corr_mape.worst),
-                           pct(rep.loro_total.median), pct(rep.loro_total.worst),
-                           pct(rep.loro_corr_total.median), pct(rep.loro_corr_total.worst));
-  if (opt.leave_one_workload_out) {
-    std::cout << fmt::format("over runs (median / worst): LOWO MAPE {} / {} -> {} / {}, step total "
+  // One protocol's figures without -> with the correction.
+  auto over = [&](const char* split, const OverRuns& mape, const OverRuns& corr_mape,
+                  const OverRuns& total, const OverRuns& corr_total) {
+    std::cout << fmt::format("over runs (median / worst): {} MAPE {} / {} -> {} / {}, step total "
                              "{} / {} -> {} / {}\n",
-                             pct(rep.lowo_mape.median), pct(rep.lowo_mape.worst),
-                             pct(rep.lowo_corr_mape.median), pct(rep.lowo_corr_mape.worst),
-                             pct(rep.lowo_total.median), pct(rep.lowo_total.worst),
-                             pct(rep.lowo_corr_total.median), pct(rep.lowo_corr_total.worst));
+                             split, pct(mape.median), pct(mape.worst), pct(corr_mape.median),
+                             pct(corr_mape.worst), pct(total.median), pct(total.worst),
+                             pct(corr_total.median), pct(corr_total.worst));
+  };
+  over("LORO", rep.loro_mape, rep.loro_corr_mape, rep.loro_total, rep.loro_corr_total);
+  if (opt.leave_one_workload_out) {
+    over("LOWO", rep.lowo_mape, rep.lowo_corr_mape, rep.lowo_total, rep.lowo_corr_total);
   }
   if (!rep.shape.empty()) {
     std::size_t ood = 0;
