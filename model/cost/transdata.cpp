@@ -24,7 +24,7 @@ bool is_5d_transdata(Format x, Format y) noexcept { return is_5d(x) || is_5d(y);
 //   channel kept, as the reorder needs C on its rows: one strided burst per channel plane, each
 //   issued with an address the scalar unit computes. (CNN profile, fp32: 32x256x6x6, 36 KB per
 //   image, reads in 0.45 us; 32x256x13x13, 173 KB, reads in 7-9 us with 2.4-3.2 us of scalar
-//   time, 256 planes per core at 19-22 cycles each.)
+//   time, 256 planes per core at 17-23 cycles each.)
 // - FRACTAL_Z: one output channel's Cin x kh x kw is contiguous, but the reorder gathers C0
 //   channels kh x kw elements apart for each (c1, kh, kw, cout) group: the scalar unit computes
 //   the addresses of every C0 group (CNN profile: 256x384x3x3 fp32 on 43 cores, 2572 groups per
