@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "model/error.h"
 
@@ -65,6 +66,7 @@ void observe_row(InferredChip& c, const profile::KernelRow& r) {
   }
   if (r.kind != TaskKind::kCube && r.kind != TaskKind::kMix) return;
   add_dim(c.cube_block_dims, r.block_dim);
+  ++c.cube_dim_rows[r.block_dim];
   ++c.cube_rows;
   if (r.kind == TaskKind::kMix && r.mix_block_dim > 0) {
     add_dim(c.vector_block_dims, r.mix_block_dim);
@@ -113,7 +115,13 @@ ChipMatch best_chip(const InferredChip& c, const std::vector<HwSpec>& chips) {
                           "to infer the chip from; give --hw NAME");
   }
   std::vector<ChipMatch> all;
-  std::vector<std::pair<double, double>> tie;  // (wave fit, -clock distance)
+  // (launches at the count, wave fit, -clock distance). Launches at the count come first: on a
+  // coupled chip the vector kernels' tilers take every core, so most wide launches are exactly the
+  // core count. The MindSpore 910 runs launch 30 blocks thousands of times and 32 a few hundred
+  // (GEMM tilings from a repository tuned on 32-core parts): a 30-core chip, whose 32-block GEMMs
+  // run their last two blocks in a second round (docs/accuracy.md), though 32 is the largest
+  // block dim at or below 32 and a 32-core chip fits the block dims as well.
+  std::vector<std::tuple<std::size_t, double, double>> tie;
   for (std::size_t i = 0; i < chips.size(); ++i) {
     const ChipSpec& s = chips[i].chip;
     ChipMatch m;
@@ -166,8 +174,10 @@ ChipMatch best_chip(const InferredChip& c, const std::vector<HwSpec>& chips) {
     const double fit = dims.empty() ? 0
                                     : static_cast<double>(fitting(dims, s.cube_cores)) /
                                           static_cast<double>(dims.size());
+    const auto at = c.cube_dim_rows.find(s.cube_cores);
+    const std::size_t at_count = at == c.cube_dim_rows.end() ? 0 : at->second;
     all.push_back(std::move(m));
-    tie.emplace_back(fit, -clock_distance);
+    tie.emplace_back(at_count, fit, -clock_distance);
   }
   if (all.empty()) throw InputError(pos, "--hw auto: no chip files found (hw_specs/)");
   std::size_t best = 0;

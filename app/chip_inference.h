@@ -8,6 +8,7 @@
 // one whose counts fit that evidence best; an inexact best match is a warning, not a failure.
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ struct InferredChip {
   bool clock_known = false; ///< freq_mhz comes from the profile (cycles or a stated clock)
   std::size_t util_rows = 0;
   std::vector<int> cube_block_dims;    ///< sorted distinct block dims of cube-side rows
+  std::map<int, std::size_t> cube_dim_rows;  ///< cube-side rows per block dim
   std::vector<int> vector_block_dims;  ///< sorted distinct block dims of vector-side rows
   std::size_t cube_rows = 0;    ///< AI_CORE and MIX_AIC rows with a block dim
   std::size_t vector_rows = 0;  ///< AI_VECTOR_CORE and MIX_AIV rows (and MIX_AIC's mix block dim)
@@ -50,8 +52,10 @@ struct ChipMatch {
 };
 
 /// The chip among `chips` that fits `c` best: score (cube_utilization count 3, cube block dims 2,
-/// vector side 2, clock within 10 % 1), then the share of block dims that are at or below its
-/// counts or whole waves of them, then the clock's closeness, then list order. Throws InputError
+/// vector side 2, clock within 10 % 1), then the cube-side rows launched exactly at its cube core
+/// count (a tiler sizes its launches to the chip it runs on), then the share of block dims that
+/// are at or below its counts or whole waves of them, then the clock's closeness, then list
+/// order. Throws InputError
 /// when the profile gives no evidence at all (no block dims, no cycles).
 [[nodiscard]] ChipMatch best_chip(const InferredChip& c, const std::vector<HwSpec>& chips);
 

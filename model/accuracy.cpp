@@ -20,6 +20,7 @@ SamplePrediction predict_sample(const Sample& s, const HwSpec& hw) {
     } else {
       budget.vector_cores = std::min(s.block_dim, hw.chip.vector_cores);
     }
+    budget.launch_blocks = s.block_dim;
   }
   PredictContext ctx;
   ctx.l2_hit_ratio = s.l2_hit_ratio;

@@ -11,6 +11,9 @@ namespace npusim {
 struct CoreBudget {
   int cube_cores = 0;
   int vector_cores = 0;
+  /// The kernel's launch block dim when known (a profile row); 0 = unknown. A launch of more
+  /// blocks than the chip has cores runs its blocks in waves (model/cost/kernel_plan.cpp).
+  int launch_blocks = 0;
 };
 
 /// Context the simulator knows and a lone op does not.

@@ -126,8 +126,9 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   const int unit_cores = std::max(1, available_cores(plan.unit, hw, budget));
   const std::int64_t tiles = std::max<std::int64_t>(1, plan.tiles);
   const auto b = static_cast<int>(std::min<std::int64_t>(unit_cores, tiles));
-  const std::int64_t w = ceil_div(tiles, b);
-  const double w_ideal = static_cast<double>(tiles) / b;
+  std::int64_t w = ceil_div(tiles, b);
+  double w_ideal = static_cast<double>(tiles) / b;
+  block_waves(plan, hw, budget, tiles, w, w_ideal);
 
   // L2: data other tiles already read is an L2 hit; the rest hits with the context's ratio.
   const double h_ctx = ctx.l2_hit_ratio >= 0 ? std::min(1.0, ctx.l2_hit_ratio)

@@ -78,6 +78,14 @@ struct KernelPlan {
 /// The core count of `unit` the op may use under `budget` (0 in the budget = whole chip).
 [[nodiscard]] int available_cores(Placement unit, const HwSpec& hw, const CoreBudget& budget) noexcept;
 
+/// Launch blocks above the core count (a profile row's block dim beyond the chip's cube cores,
+/// cube and MIX plans only): the kernel's work comes in budget.launch_blocks equal blocks that
+/// run `cores` at a time, so a core runs ceil(blocks / cores) x tiles / blocks tiles. Raises
+/// `waves` / `waves_ideal` (the plan's own ceil(tiles / b) and tiles / b) to that when it is
+/// more; else leaves them (model/cost/launch_waves.cpp).
+void block_waves(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,
+                 std::int64_t tiles, std::int64_t& waves, double& waves_ideal) noexcept;
+
 /// Evaluates a plan: block dim, waves, pipeline, bandwidth cap, critical path, pipes, bound.
 [[nodiscard]] OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,
                               const PredictContext& ctx) noexcept;

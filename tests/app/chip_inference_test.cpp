@@ -116,6 +116,27 @@ TEST_CASE("chip inference: a coupled chip shows only AI_CORE rows") {
   CHECK(c.evidence.find("no cycle counts") != std::string::npos);
 }
 
+TEST_CASE("chip inference: the core count most launches are sized to picks a 30-core 910") {
+  // The MindSpore 910 runs: most rows launch 30 blocks (the vector kernels' tilers take every
+  // core), a few GEMMs 32. The 910A (32) and the 30-core part both score every item (the largest
+  // block dim at or below 32 is 32, at or below 30 is 30; coupled); the rows at the count decide.
+  InferredChip c;
+  for (int i = 0; i < 5; ++i) observe_row(c, row(TaskKind::kCube, "AI_CORE", 30));
+  for (int i = 0; i < 2; ++i) observe_row(c, row(TaskKind::kCube, "AI_CORE", 32));
+  for (int b : {1, 16, 48}) observe_row(c, row(TaskKind::kCube, "AI_CORE", b));
+  finish_inference(c);
+  CHECK(c.cube_dim_rows.at(30) == 5);
+  CHECK(c.cube_dim_rows.at(32) == 2);
+  const auto all = chips();
+  const ChipMatch m = best_chip(c, all);
+  CHECK(all[m.index].chip.name == "ascend910-30");
+  CHECK(m.exact);
+  // More rows at 32 than at 30: the 910A.
+  for (int i = 0; i < 4; ++i) observe_row(c, row(TaskKind::kCube, "AI_CORE", 32));
+  const ChipMatch m2 = best_chip(c, all);
+  CHECK(all[m2.index].chip.name == "ascend910");
+}
+
 TEST_CASE("chip inference: op_summary's Block Num is read as the block dim") {
   std::vector<KernelRow> rows;
   (void)npusim::profile::read_kernel_table(

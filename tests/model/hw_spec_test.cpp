@@ -62,7 +62,7 @@ TEST_CASE("every chip file in hw_specs loads and is named after its file", "[hw_
   for (const auto& e : fs::directory_iterator(kHwDir)) {
     if (e.path().extension() == ".toml") files.push_back(e.path());
   }
-  REQUIRE(files.size() == 6);
+  REQUIRE(files.size() == 7);
   for (const fs::path& f : files) {
     INFO(f.string());
     const HwSpec s = load_hw_spec(f);
@@ -88,6 +88,7 @@ TEST_CASE("core counts, clocks and cube peaks are the research report's figures"
       {"ascend910b1", 24, 48, 1850, 363.7, true}, {"ascend910b2", 24, 48, 1800, 353.9, true},
       {"ascend910b3", 20, 40, 1800, 294.9, true}, {"ascend910b4", 20, 40, 1500, 245.8, true},
       {"ascend310p3", 8, 8, 1060, 69.5, false}, {"ascend910", 32, 32, 1000, 262.1, false},
+      {"ascend910-30", 30, 30, 1000, 245.8, false},
   };
   for (const Expected& e : table) {
     INFO(e.name);
@@ -185,15 +186,15 @@ TEST_CASE("the first search directory that has a chip wins", "[hw_spec]") {
   ScratchDir tmp;
   fs::copy_file(kHwDir / "ascend910b4.toml", tmp.path() / "ascend910b4.toml");
   const auto files = npusim::list_hw_specs({tmp.path(), kHwDir});
-  REQUIRE(files.size() == 6);
+  REQUIRE(files.size() == 7);
   CHECK(npusim::resolve_hw_spec("910b4", {tmp.path(), kHwDir}) == tmp.path() / "ascend910b4.toml");
-  CHECK(files[5] == tmp.path() / "ascend910b4.toml");  // sorted by name; b4 is last
+  CHECK(files[6] == tmp.path() / "ascend910b4.toml");  // sorted by name; b4 is last
 }
 
 TEST_CASE("an unknown chip name lists the known chips", "[hw_spec]") {
   CHECK_THROWS_WITH(npusim::resolve_hw_spec("910c", {kHwDir}),
                     "<command line>: error: unknown chip '910c'; known chips: ascend310p3, "
-                    "ascend910, ascend910b1, ascend910b2, ascend910b3, ascend910b4");
+                    "ascend910, ascend910-30, ascend910b1, ascend910b2, ascend910b3, ascend910b4");
   CHECK_THROWS_WITH(npusim::resolve_hw_spec("specs/none.toml", {kHwDir}),
                     "specs/none.toml: error: cannot open file: no such file");
 }

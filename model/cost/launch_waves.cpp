@@ -1,0 +1,36 @@
+// Launch waves: a kernel launched on more blocks than the chip has cores (a profile row's block
+// dim above the core count) runs its blocks in rounds of `cores`. The kernel's tiler fixed the
+// split when it chose the block dim, so each block holds 1/blocks of the work and a core runs
+// ceil(blocks / cores) of them; the plan's own tiling would spread the same work evenly.
+//
+// Why it matters: the MindSpore BERT runs on the 30-core first-generation 910 launch their big
+// GEMMs on 32 blocks (tilings tuned on 32-core parts), and those reach 15-27 % of the cube's peak
+// against 42-66 % for the 30-block GEMMs of the ViT runs of the same shapes: the last two blocks
+// run alone in a second round, so the launch takes two block-times, 1/16 of the work per core
+// instead of 1/30 (docs/accuracy.md, "GEMMs on the 30-core 910").
+//
+// Only cube launches: the vector kernels of these runs launched above the core count (SquareSum
+// at 31, LayerNorm gradients at 48, Transpose at 64) made the cross-run figures worse when
+// they took rounds too (docs/accuracy.md), so their cost stays the plan's own.
+#include <algorithm>
+#include <cmath>
+
+#include "model/cost/kernel_plan.h"
+
+namespace npusim::cost {
+
+void block_waves(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,
+                 std::int64_t tiles, std::int64_t& waves, double& waves_ideal) noexcept {
+  const bool cube = plan.unit == Placement::kCube || plan.unit == Placement::kMix;
+  if (!cube) return;
+  const int cores = std::max(1, hw.chip.cube_cores);
+  const int blocks = budget.launch_blocks;
+  if (blocks <= cores || tiles <= 0) return;
+  const double rounds = std::ceil(static_cast<double>(blocks) / cores);
+  const double per_core = rounds * static_cast<double>(tiles) / blocks;
+  if (per_core <= waves_ideal) return;
+  waves_ideal = per_core;
+  waves = std::max(waves, static_cast<std::int64_t>(std::ceil(per_core - 1e-9)));
+}
+
+}  // namespace npusim::cost

@@ -1,0 +1,82 @@
+// Launch waves (model/cost/launch_waves.cpp): a cube launch of more blocks than the chip has
+// cores runs ceil(blocks / cores) rounds of 1/blocks of the work on each core. Hand-computed on a
+// 30-core chip at 1 GHz with a plan whose only cost is 1000 cube cycles (1 us) a tile.
+#include <catch2/catch.hpp>
+
+#include "model/cost/kernel_plan.h"
+#include "model/predict.h"
+#include "tests/model/test_ops.h"
+
+using namespace npusim;
+
+namespace {
+
+HwSpec chip30() {
+  HwSpec hw = npusim::test::chip("ascend910");
+  hw.chip.freq_mhz = 1000;
+  hw.chip.cube_cores = 30;
+  hw.chip.vector_cores = 30;
+  hw.memory.read_latency_cycles = 0;
+  hw.memory.write_latency_cycles = 0;
+  hw.overhead.launch_cycles = 0;
+  hw.overhead.per_block_cycles = 0;
+  return hw;
+}
+
+cost::KernelPlan cube_plan(std::int64_t tiles) {
+  cost::KernelPlan p;
+  p.unit = Placement::kCube;
+  p.tiles = tiles;
+  p.cube_cycles = 1000;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("a 32-block cube launch on 30 cores runs two rounds of 1/32 of the work",
+          "[mechanism][launch_waves]") {
+  const HwSpec hw = chip30();
+  // 192 tiles: spread by the plan, ceil(192 / 30) = 7 waves (6.4 ideal); split into 32 blocks of
+  // 6 tiles, a core runs ceil(32 / 30) = 2 blocks = 12 tiles.
+  std::int64_t w = 7;
+  double w_ideal = 6.4;
+  CoreBudget b{30, 0, 32};
+  cost::block_waves(cube_plan(192), hw, b, 192, w, w_ideal);
+  CHECK(w == 12);
+  CHECK(w_ideal == Approx(12));
+  // evaluate: 12 tiles of 1 us in series on the busiest core, against 7 at 30 blocks.
+  const OpCost at30 = cost::evaluate(cube_plan(192), hw, CoreBudget{30, 0, 30}, {});
+  const OpCost at32 = cost::evaluate(cube_plan(192), hw, b, {});
+  CHECK(at30.duration_us == Approx(7.0));
+  CHECK(at32.duration_us == Approx(12.0));
+  CHECK(at32.waves == 12);
+  // 64 blocks: 3 rounds of 3 tiles = 9 tiles a core, against 7.
+  CHECK(cost::evaluate(cube_plan(192), hw, CoreBudget{30, 0, 64}, {}).duration_us ==
+        Approx(9.0));
+}
+
+TEST_CASE("launch waves change nothing at or below the core count, for coarse plans, or for "
+          "vector launches",
+          "[mechanism][launch_waves]") {
+  const HwSpec hw = chip30();
+  std::int64_t w = 7;
+  double w_ideal = 6.4;
+  cost::block_waves(cube_plan(192), hw, CoreBudget{30, 0, 30}, 192, w, w_ideal);
+  CHECK(w == 7);  // 30 blocks on 30 cores: the plan's own spread
+  // 12 tiles in 32 blocks: 2 rounds of 12/32 of a tile = 0.75 of a tile, under the plan's 1 wave.
+  w = 1;
+  w_ideal = 1;
+  cost::block_waves(cube_plan(12), hw, CoreBudget{30, 0, 32}, 12, w, w_ideal);
+  CHECK(w == 1);
+  CHECK(w_ideal == 1);
+  // A vector launch keeps its plan (only cube launches take rounds).
+  cost::KernelPlan v = cube_plan(192);
+  v.unit = Placement::kVector;
+  w = 7;
+  w_ideal = 6.4;
+  cost::block_waves(v, hw, CoreBudget{0, 30, 32}, 192, w, w_ideal);
+  CHECK(w == 7);
+  // no launch block dim known (0): unchanged
+  cost::block_waves(cube_plan(192), hw, CoreBudget{}, 192, w, w_ideal);
+  CHECK(w == 7);
+}
