@@ -37,6 +37,13 @@ const std::set<std::string>& chip_keys() {
       "memory.write_latency_cycles",
       "cube.gm_to_l1_bytes_per_cycle",
       "cube.fixpipe_bytes_per_cycle",
+      // The share of the cube's peak a GEMM sustains is how the chip feeds its cube (coupled or
+      // split cores, L1 size, MTE rates) and its own GEMM library (TBE mmad on the 910, Ascend C
+      // matmul on the 910B): one value over both made the 910's TBE GEMMs set the 910B's. As a
+      // kernel parameter it was 0.65x of the spec in the Llama fold and the held-out Llama MatMulV3
+      // rows 57.6 % MAPE; per chip (Llama keeps its spec) 11.2 % (docs/accuracy.md, "GEMMs on the
+      // 30-core 910").
+      "cube.efficiency",
   };
   return k;
 }
