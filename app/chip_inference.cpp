@@ -116,11 +116,11 @@ ChipMatch best_chip(const InferredChip& c, const std::vector<HwSpec>& chips) {
   }
   std::vector<ChipMatch> all;
   // (launches at the count, wave fit, -clock distance). Launches at the count come first: on a
-  // coupled chip the vector kernels' tilers take every core, so most wide launches are exactly the
-  // core count. The MindSpore 910 runs launch 30 blocks thousands of times and 32 a few hundred
-  // (GEMM tilings from a repository tuned on 32-core parts): a 30-core chip, whose 32-block GEMMs
-  // run their last two blocks in a second round (docs/accuracy.md), though 32 is the largest
-  // block dim at or below 32 and a 32-core chip fits the block dims as well.
+  // coupled chip the vector kernels' tilers take every core, so most wide launches are exactly
+  // the core count. The MindSpore 910 runs launch 30 blocks hundreds to thousands of times and 32
+  // at most 121 times (GEMM tilings from a repository tuned on 32-core parts): a 30-core chip,
+  // whose 32-block GEMMs run their last two blocks in a second round (docs/accuracy.md), though
+  // 32 is the largest block dim at or below 32 and a 32-core chip fits the block dims as well.
   std::vector<std::tuple<std::size_t, double, double>> tie;
   for (std::size_t i = 0; i < chips.size(); ++i) {
     const ChipSpec& s = chips[i].chip;

@@ -4,8 +4,8 @@
 // ceil(blocks / cores) of them; the plan's own tiling would spread the same work evenly.
 //
 // Why it matters: the MindSpore BERT runs on the 30-core first-generation 910 launch their big
-// GEMMs on 32 blocks (tilings tuned on 32-core parts), and those reach 15-27 % of the cube's peak
-// against 42-66 % for the 30-block GEMMs of the ViT runs of the same shapes: the last two blocks
+// GEMMs on 32 blocks (tilings tuned on 32-core parts), and those reach 15-28 % of the cube's peak
+// where 30-block GEMMs of the same shapes in the ViT runs reach up to 66 %: the last two blocks
 // run alone in a second round, so the launch takes two block-times, 1/16 of the work per core
 // instead of 1/30 (docs/accuracy.md, "GEMMs on the 30-core 910").
 //
