@@ -109,8 +109,10 @@ OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const Pred
       case OpFamily::kDataMovement: return cost::plan_data_movement(op, hw, cores);
       case OpFamily::kIndex: return cost::plan_index(op, hw, cores);
       case OpFamily::kSort: return cost::plan_sort(op, hw, cores);
-      case OpFamily::kCube:
       case OpFamily::kAicpu:
+        if (cost::is_nonzero_kernel(op)) return cost::plan_nonzero(op, hw, cores);
+        break;
+      case OpFamily::kCube:
       case OpFamily::kGeneric: break;
     }
     return cost::plan_generic(op, hw, cores);

@@ -113,6 +113,10 @@ struct AttentionShape {
 [[nodiscard]] AttentionShape attention_shape(const OpDesc& op) noexcept;
 /// FlashAttentionScore and its gradient (model/cost/attention.cpp).
 [[nodiscard]] KernelPlan plan_attention(const OpDesc& op, const HwSpec& hw) noexcept;
+/// NonZero run on AI Cores (model/cost/nonzero.cpp): a count, a cross-core barrier and a
+/// compaction; is_nonzero_kernel() says which op types it costs.
+[[nodiscard]] bool is_nonzero_kernel(const OpDesc& op) noexcept;
+[[nodiscard]] KernelPlan plan_nonzero(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
 [[nodiscard]] KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
 [[nodiscard]] KernelPlan plan_reduction(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
 [[nodiscard]] KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
