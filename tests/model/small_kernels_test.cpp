@@ -1,5 +1,6 @@
-// Hand-computed cases for small-kernel mechanisms: NonZero on AI Cores (a count, a cross-core
-// barrier and a compaction: model/cost/nonzero.cpp).
+// Hand-computed cases for two small-kernel mechanisms: NonZero on AI Cores (a count, a
+// cross-core barrier and a compaction: model/cost/nonzero.cpp) and Slice's offset operands,
+// which are tiling values, not tensor streams (model/predict.cpp).
 #include <catch2/catch.hpp>
 
 #include "model/cost/kernel_plan.h"
@@ -51,4 +52,22 @@ TEST_CASE("NonZero on AI Cores pays a chain of GM round trips and one barrier ad
   OpDesc cpu = nonzero_on_core("16");
   cpu.placement.reset();
   CHECK(predict(cpu, hw).block_dim == 1);
+}
+
+TEST_CASE("Slice's begin and size operands are not read as tensor streams",
+          "[mechanism][slice]") {
+  const HwSpec hw = toy_latency_chip();
+  // [2, 8193] int32 sliced to [2, 8192]: with the offsets as two [2] int64 inputs (as aclnn
+  // profiles list them) or as attributes, the kernel reads one tensor: one read latency.
+  const OpDesc with_operands = test::op_io("Slice", "2,8193;2;2", "INT32;INT64;INT64",
+                                           "ND;ND;ND", "2,8192", "INT32", "ND");
+  const OpDesc with_attrs =
+      test::op_io("Slice", "2,8193", "INT32", "ND", "2,8192", "INT32", "ND");
+  const OpCost a = predict(with_operands, hw);
+  const OpCost b = predict(with_attrs, hw);
+  CHECK(a.critical_path.memory_us == Approx(b.critical_path.memory_us));
+  CHECK(a.duration_us == Approx(b.duration_us));
+  // the one read latency and one write latency are in it: 1.4 + 0.3 us at 1000 MHz
+  CHECK(b.critical_path.memory_us >= Approx(1.7));
+  CHECK(b.critical_path.memory_us < 1.7 + 1.4);
 }
