@@ -27,6 +27,7 @@ struct CrossValArgs {
   int seeds = 4;
   std::size_t max_keys = 250;
   bool json = false;
+  std::string rows;  ///< per-row CSV of every run's predictions
   std::string correction = "none";
   bool hashed_type = false, no_chip_features = false;
   int gbt_rounds = 150, gbt_depth = 6;
@@ -86,6 +87,32 @@ CvRun load_run(const RunDef& d, std::string& note) {
 }
 
 std::string pct(double x) { return fmt::format("{:.1f}", 100 * x); }
+
+// A CSV field in quotes (RFC 4180: an inner quote doubled), for names and paths.
+std::string quoted(const std::string& s) {
+  std::string q = "\"";
+  for (const char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + '"';
+}
+
+// One line per row of every run: where it came from, its op type, the measured time and the
+// uncalibrated, leave-one-run-out (and corrected) predictions, so a user can see which ops
+// the held-out error comes from.
+std::string rows_csv(const std::vector<CvRun>& runs, const CvReport& rep, bool corr) {
+  std::string out = "run,workload,chip,source,type,measured_us,uncalibrated_us,loro_us";
+  out += corr ? ",loro_corrected_us\n" : "\n";
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const CvRunResult& r = rep.runs[i];
+    for (std::size_t k = 0; k < runs[i].samples.size(); ++k) {
+      const Sample& s = runs[i].samples[k];
+      out += fmt::format("{},{},{},{},{},{:.4f},{:.4f},{:.4f}", quoted(r.name),
+                         quoted(r.workload), quoted(r.chip), quoted(s.source),
+                         quoted(s.op.type), s.measured_us, r.uncal_us[k], r.loro_us[k]);
+      out += corr ? fmt::format(",{:.4f}\n", r.loro_corrected_us[k]) : "\n";
+    }
+  }
+  return out;
+}
 
 std::string line_of(const ErrorSummary& e) {
   return fmt::format("{:>6} {:>6} {:>6} {:>6}", pct(e.mape), pct(e.median_ape), pct(e.p90_ape),
@@ -161,8 +188,10 @@ void run_crossval(const CrossValArgs& a) {
   opt.correction.gbt.rounds = a.gbt_rounds;
   opt.correction.gbt.max_depth = a.gbt_depth;
   opt.correction.ridge_alpha = a.ridge_alpha;
+  opt.keep_rows = !a.rows.empty();
   const bool corr = opt.correction.kind != CorrectionKind::kNone;
   const CvReport rep = cross_validate(runs, opt);
+  if (!a.rows.empty()) write_output_file(a.rows, rows_csv(runs, rep, corr));
 
   if (a.json) {
     nlohmann::ordered_json j;
@@ -301,6 +330,9 @@ void register_crossval(CLI::App& app) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   sub->add_flag("--json", a->json, "per-run figures, over-run median and worst, shape split");
+  sub->add_option("--rows", a->rows,
+                  "also write every row of every run to this CSV: measured, uncalibrated, "
+                  "leave-one-run-out (and corrected) prediction");
   sub->callback([a] { run_crossval(*a); });
 }
 

@@ -46,10 +46,41 @@ std::string read_all(const std::filesystem::path& file) {
   return bytes;
 }
 
+// ONNX's shape inference divides by these without checking them (Debian's libonnx 1.12:
+// convPoolShapeInference by strides, found by fuzz_onnx as a SIGFPE; the others the same way),
+// so a value the ONNX spec forbids is refused here, naming its node, before inference runs.
+constexpr const char* kPositiveInts[] = {"strides", "dilations", "kernel_shape"};
+constexpr const char* kPositiveInt[] = {"group", "blocksize"};
+
+void check_divisors(const onnx::GraphProto& g, const std::filesystem::path& file) {
+  for (const auto& n : g.node()) {
+    for (const auto& a : n.attribute()) {
+      const auto bad = [&](std::int64_t v) {
+        throw InputError({file.string(), 0, 0},
+                         fmt::format("node '{}' ({}): attribute {} holds {}; ONNX requires "
+                                     "every value of it to be > 0",
+                                     n.name(), n.op_type(), a.name(), v));
+      };
+      for (const char* name : kPositiveInts) {
+        if (a.name() != name) continue;
+        for (const std::int64_t v : a.ints()) {
+          if (v <= 0) bad(v);
+        }
+      }
+      for (const char* name : kPositiveInt) {
+        if (a.name() == name && a.has_i() && a.i() <= 0) bad(a.i());
+      }
+      if (a.has_g()) check_divisors(a.g(), file);
+      for (const auto& sub : a.graphs()) check_divisors(sub, file);
+    }
+  }
+}
+
 void check_model(const onnx::ModelProto& m, const std::filesystem::path& file) {
   if (!m.has_graph() || m.graph().node_size() == 0) {
     throw InputError({file.string(), 0, 0}, "the model has no graph (or a graph without nodes)");
   }
+  check_divisors(m.graph(), file);
 }
 
 }  // namespace

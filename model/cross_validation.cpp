@@ -41,9 +41,10 @@ void predict_rows(const CvRun& r, const std::vector<std::size_t>& rows, const Hw
   }
 }
 
-ErrorSummary summary_on(const CvRun& r, const HwSpec& hw) {
+ErrorSummary summary_on(const CvRun& r, const HwSpec& hw, std::vector<double>* kept = nullptr) {
   std::vector<double> m, p;
   predict_rows(r, all_rows(r), hw, m, p);
+  if (kept) *kept = p;
   return summarize(m, p);
 }
 
@@ -86,10 +87,14 @@ std::vector<std::vector<std::size_t>> rows_where(const std::vector<CvRun>& runs,
 }
 
 // A run's figures on `hw` after the correction `c`.
-ErrorSummary corrected_on(const CvRun& r, const HwSpec& hw, const Correction& c, std::size_t& ood) {
+ErrorSummary corrected_on(const CvRun& r, const HwSpec& hw, const Correction& c, std::size_t& ood,
+                          std::vector<double>* kept = nullptr) {
   std::vector<double> m;
   for (const auto& s : r.samples) m.push_back(s.measured_us);
-  return summarize(m, corrected_predictions(r.samples, all_rows(r), hw, c, &ood));
+  std::vector<double> p = corrected_predictions(r.samples, all_rows(r), hw, c, &ood);
+  const ErrorSummary e = summarize(m, p);
+  if (kept) *kept = std::move(p);
+  return e;
 }
 
 }  // namespace
@@ -119,15 +124,17 @@ CvReport cross_validate(const std::vector<CvRun>& runs, const CvOptions& opt) {
     res.name = r.name;
     res.workload = r.workload;
     res.chip = r.chip;
-    res.uncalibrated = summary_on(r, r.spec);
+    const auto keep = [&](std::vector<double>& v) { return opt.keep_rows ? &v : nullptr; };
+    res.uncalibrated = summary_on(r, r.spec, keep(res.uncal_us));
     std::vector<bool> train(runs.size(), true);
     train[i] = false;
     const TransferFit fit = fit_on(runs, train, opt.fit);
-    res.loro = summary_on(r, apply_transfer(r.spec, r.chip, fit));
+    res.loro = summary_on(r, apply_transfer(r.spec, r.chip, fit), keep(res.loro_us));
     res.loro_corrected = res.loro;
     if (opt.correction.kind != CorrectionKind::kNone) {
       const Correction c = train_correction(runs, rows_where(runs, train), fit, opt.correction, rep);
-      res.loro_corrected = corrected_on(r, apply_transfer(r.spec, r.chip, fit), c, res.loro_ood);
+      res.loro_corrected = corrected_on(r, apply_transfer(r.spec, r.chip, fit), c, res.loro_ood,
+                                        keep(res.loro_corrected_us));
     }
     res.loro_verdict = fit.verdict;
     res.loro_kept_spec = fit.kept_spec;

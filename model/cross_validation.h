@@ -40,6 +40,9 @@ struct CvRunResult {
   /// its training. Equal to loro / lowo when the correction is none.
   ErrorSummary loro_corrected, lowo_corrected;
   std::size_t loro_ood = 0, lowo_ood = 0;
+  /// Per row, in the run's sample order (CvOptions::keep_rows only): the uncalibrated, the
+  /// leave-one-run-out and (with a correction) the corrected prediction, µs.
+  std::vector<double> uncal_us, loro_us, loro_corrected_us;
 };
 
 /// Median and worst of one figure over runs.
@@ -62,6 +65,7 @@ struct CvOptions {
   double shape_holdout = 0.3;
   TransferOptions fit;
   CorrectionOptions correction;  ///< kind none: no correction
+  bool keep_rows = false;        ///< keep every row's predictions in CvRunResult
 };
 
 struct CvReport {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <string>
 
 #include "model/toml_reader.h"
 
@@ -66,24 +67,78 @@ void skip_line_ending_backslash(Cursor& c, const std::string& file) {
   }
 }
 
-// A quote opens a string only where TOML has one: a key at the start of a line or after '.',
-// '[' or '{' or ','; a value after '=' or '[' or ','. Elsewhere (`e = -"...`) toml++ 3.3 does
-// not read a string either, and runs its whitespace test over what follows (fuzz_graph's
-// finding: `e=-"` and a Cyrillic letter), so the text after it is checked as plain text.
-bool string_may_open_after(unsigned char last) {
-  return last == '\n' || last == '=' || last == '[' || last == ',' || last == '{' || last == '.';
-}
+// A quote opens a string only where TOML has one: a key at the start of a line, after a '.'
+// of a key, or after '{' or ',' inside an inline table; a value after '=', or after '[' or ','
+// inside an array. Elsewhere (`e = -"...`, `e = 2['...`) toml++ 3.3 does not read a string
+// either, and runs its whitespace test over what follows (fuzz_graph's findings: `e=-"` and
+// `e=2['` each followed by a non-ASCII letter), so the text after it is checked as plain text.
+// The structure is followed just far enough to know that: whether the line is still in its key
+// (before its '='), and which brackets are open: a table header's, an array's, an inline table's.
+class Structure {
+ public:
+  [[nodiscard]] bool may_open() const { return may_open_; }
+
+  void see(unsigned char ch) {
+    const char top = open_.empty() ? '\0' : open_.back();
+    switch (ch) {
+      case '\n':
+        if (top == 'h') open_.clear();  // a header left open is toml++'s to report
+        if (!open_.empty()) break;      // a newline inside an array is whitespace
+        may_open_ = in_key_ = true;
+        break;
+      case '=':
+        may_open_ = true;
+        in_key_ = false;
+        break;
+      case '[':
+        if (may_open_) {
+          const bool header = in_key_ && (top == '\0' || top == 'h');
+          open_.push_back(header ? 'h' : '[');
+          in_key_ = header;
+        } else {
+          in_key_ = false;
+        }
+        break;  // may_open_ stays: what follows a '[' allowed here may be a string
+      case '{':
+        if (may_open_ && !in_key_) open_.push_back('{');
+        in_key_ = may_open_ = may_open_ && !in_key_;
+        break;
+      case ']':
+      case '}':
+        if (!open_.empty()) open_.pop_back();
+        may_open_ = in_key_ = false;
+        break;
+      case ',':
+        may_open_ = top == '[' || top == '{';
+        in_key_ = top == '{';
+        break;
+      case '.':
+        may_open_ = in_key_;
+        break;
+      default:
+        may_open_ = false;
+    }
+  }
+
+ private:
+  bool may_open_ = true;
+  bool in_key_ = true;
+  std::string open_;  // 'h' header, '[' array, '{' inline table
+};
 
 }  // namespace
 
 void check_toml_text(std::string_view text, const std::string& file) {
   Cursor c{text};
   State s = State::Normal;
-  unsigned char last = '\n';  // the last character of plain text other than a space or tab
+  Structure st;  // fed every character of plain text other than a space or tab
   while (!c.at_end()) {
     const unsigned char ch = c.peek();
-    const bool opens = string_may_open_after(last);
-    if (s == State::Normal && ch != ' ' && ch != '\t' && ch != '\r') last = ch;
+    const bool opens = st.may_open();
+    if (s == State::Normal && ch != ' ' && ch != '\t' && ch != '\r' && ch != '#' &&
+        (!opens || (ch != '"' && ch != '\''))) {
+      st.see(ch);
+    }
     switch (s) {
       case State::Normal:
         if (ch == '#') {
@@ -111,7 +166,7 @@ void check_toml_text(std::string_view text, const std::string& file) {
       case State::Comment:
         if (ch == '\n') {
           s = State::Normal;
-          last = '\n';
+          st.see('\n');
         }
         break;
       case State::Basic:
@@ -119,13 +174,13 @@ void check_toml_text(std::string_view text, const std::string& file) {
           c.advance();  // the escaped character is content
         } else if (ch == '"' || ch == '\n') {
           s = State::Normal;  // an unclosed string is toml++'s to report
-          last = ch;
+          st.see(ch);
         }
         break;
       case State::Literal:
         if (ch == '\'' || ch == '\n') {
           s = State::Normal;
-          last = ch;
+          st.see(ch);
         }
         break;
       case State::MultiBasic:
@@ -141,7 +196,7 @@ void check_toml_text(std::string_view text, const std::string& file) {
           while (c.peek(run) == static_cast<unsigned char>(quote)) ++run;
           for (std::size_t k = 0; k + 1 < (run > 5 ? 3 : run); ++k) c.advance();
           s = State::Normal;
-          last = static_cast<unsigned char>(quote);
+          st.see(static_cast<unsigned char>(quote));
         }
         break;
       }

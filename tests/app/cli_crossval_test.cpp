@@ -3,8 +3,10 @@
 // figures of tests/data/corpus.toml.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -70,6 +72,41 @@ TEST_CASE("cross-validate: per-run figures, over-run median and worst, shape spl
   REQUIRE(t.exit_code == 0);
   CHECK(t.out.find("leave-one-run-out") != std::string::npos);
   CHECK(t.out.find("mindspore") != std::string::npos);
+}
+
+TEST_CASE("cross-validate --rows: every row's predictions, agreeing with the per-run figures",
+          "[cli][crossval]") {
+  const fs::path c = write_corpus("rows", kRuns);
+  const fs::path csv = c.parent_path() / "rows.csv";
+  fs::remove(csv);
+  const auto r = run_cli("cross-validate '" + c.string() + "' --seeds 0 --no-lowo --json --rows '" +
+                         csv.string() + "'");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  std::ifstream in(csv);
+  std::string line;
+  REQUIRE(std::getline(in, line));
+  CHECK(line == "run,workload,chip,source,type,measured_us,uncalibrated_us,loro_us");
+  // Per run: the row count, and the MAPE recomputed from the file's columns.
+  std::map<std::string, std::pair<int, double>> loro;  // run -> rows, sum of APE
+  while (std::getline(in, line)) {
+    const std::string run = line.substr(1, line.find('"', 1) - 1);
+    const std::size_t last = line.rfind(',');
+    const std::size_t uncal = line.rfind(',', last - 1);
+    const std::size_t meas = line.rfind(',', uncal - 1);
+    const double m = std::stod(line.substr(meas + 1, uncal - meas - 1));
+    const double p = std::stod(line.substr(last + 1));
+    auto& [n, ape] = loro[run];
+    ++n;
+    ape += std::abs(p - m) / m;
+  }
+  REQUIRE(loro.size() == 3);
+  for (const auto& run : j["runs"]) {
+    const auto& [n, ape] = loro[run["name"].get<std::string>()];
+    CHECK(n == run["loro"]["rows"].get<int>());
+    CHECK(ape / n == Approx(run["loro"]["mape"].get<double>()).epsilon(1e-3));
+  }
 }
 
 TEST_CASE("cross-validate --correction: corrected figures beside the calibrated ones, OOD counts",

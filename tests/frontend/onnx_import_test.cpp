@@ -290,6 +290,31 @@ TEST_CASE("a constant whose dims overflow a 64-bit element count is no small sha
   INFO(e);
 }
 
+TEST_CASE("a zero stride, dilation or kernel size is an error naming the node, not a SIGFPE",
+          "[frontend][onnx][bad][fuzz]") {
+  // fuzz_onnx's finding: the small CNN with a MaxPool stride of 0 reached a division by zero
+  // inside libonnx's convPoolShapeInference.
+  for (const std::string key : {"strides", "kernel_shape", "dilations"}) {
+    INFO(key);
+    onnx::ModelProto m;
+    REQUIRE(m.ParseFromString(example_onnx_model("cnn")));
+    for (auto& n : *m.mutable_graph()->mutable_node()) {
+      if (n.op_type() != "MaxPool") continue;
+      auto* a = n.add_attribute();
+      for (auto& old : *n.mutable_attribute()) {
+        if (old.name() == key) old.set_name("replaced_" + key);
+      }
+      a->set_name(key);
+      a->set_type(onnx::AttributeProto::INTS);
+      a->add_ints(0);
+      a->add_ints(2);
+    }
+    CHECK_THAT(import_error(m), Catch::Contains("node 'pool1' (MaxPool): attribute " + key +
+                                                " holds 0; ONNX requires every value of it to "
+                                                "be > 0"));
+  }
+}
+
 TEST_CASE("an op of an unknown domain is an error naming the node and the domain",
           "[frontend][onnx][bad]") {
   auto m = tiny_model();

@@ -2,9 +2,13 @@
 // same words as on the command line (tests/app/cli_test.cpp).
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
 
 #include "model/graph.h"
+#include "model/hw_spec.h"
+#include "model/predict.h"
+#include "tests/test_paths.h"
 
 using namespace npusim;
 
@@ -64,4 +68,25 @@ TEST_CASE("attributes the cost models count or index with are checked when the o
   CHECK_THROWS_AS(make("ConcatD", "4,8;4,8", "concat_dim", "1e300"), InputError);
   CHECK_NOTHROW(make("FlashAttentionScore", qkv, "head_num", "32"));
   CHECK_NOTHROW(make("ConcatD", "4,8;4,8", "concat_dim", "1"));
+}
+
+// Found by fuzz_op_text: a shape whose element count fits 64 bits but whose vector tile count
+// (6.6e19) does not reached an undefined double-to-int64 conversion in the tile planner. The
+// counts saturate; the prediction stays a finite, positive number.
+TEST_CASE("an absurd but representable shape predicts a finite time", "[op_desc][bad][fuzz]") {
+  const HwSpec hw =
+      load_hw_spec(std::string(NPUSIM_SOURCE_DIR) + "/hw_specs/ascend910b3.toml");
+  for (const std::string type : {"MatMulV2", "Add", "ReduceSum"}) {
+    INFO(type);
+    OpText t;
+    t.name = "x";
+    t.type = type;
+    t.input_shapes = "4096,40964,5964,54,56,56;44444025";
+    t.input_dtypes = "DT_BF16;DT_BF16";
+    t.input_formats = "ND;ND";
+    const OpDesc op = make_op(t, SourcePos{"<cli>", 0, 0});
+    const double us = predict(op, hw).duration_us;
+    CHECK(std::isfinite(us));
+    CHECK(us > 0);
+  }
 }

@@ -157,11 +157,26 @@ TEST_CASE("non-ASCII text is read in strings, quoted keys and comments and refus
   CHECK_THROWS_WITH(parse_toml_string("e=-\"\xD1\x8A\n", "t.toml"),
                     Catch::StartsWith("t.toml:1:5: error: a non-ASCII character outside a "
                                       "string or comment"));
+  // A '[' after a value opens no array, so the quote after it opens no string for toml++
+  // (fuzz_graph's second finding, `e=2['` and a Greek letter): plain text again.
+  CHECK_THROWS_WITH(parse_toml_string("e=2['*\xCD\x9B'\n", "t.toml"),
+                    Catch::StartsWith("t.toml:1:7: error: a non-ASCII character outside a "
+                                      "string or comment"));
+  CHECK_THROWS_WITH(parse_toml_string("e=2.'\xD1\x8A'\n", "t.toml"),
+                    Catch::StartsWith("t.toml:1:6: error: a non-ASCII character outside a "));
+  CHECK_THROWS_WITH(parse_toml_string("e=2,'\xD1\x8A'\n", "t.toml"),
+                    Catch::StartsWith("t.toml:1:6: error: a non-ASCII character outside a "));
   // Strings in every place TOML has them stay strings.
   const TomlFile places = parse_toml_string(
       "a.\"é\".c = [\"ж\", 'ü']\n[\"τ\"]\nt = { k = \"ø\" }\n", "t.toml");
   CHECK(places.root["a"]["é"]["c"][1].value_or(std::string()) == "ü");
   CHECK(places.root["τ"]["t"]["k"].value_or(std::string()) == "ø");
+  const TomlFile nested = parse_toml_string(
+      "[[\"ä\".'ö']]\nm = [\n  'ü',\n  [\"é\"],\n  { \"ß\" = \"ø\", t.'ñ' = 1 },\n]\n", "t.toml");
+  const auto* list = nested.root["ä"]["ö"].as_array();
+  REQUIRE(list != nullptr);
+  CHECK((*list)[0].as_table()->at("m").as_array()->size() == 3);
+  CHECK((*(*list)[0].as_table())["m"][2]["ß"].value_or(std::string()) == "ø");
   // An ordinary escape in a multi-line string is content, not a line ending.
   CHECK(parse_toml_string("s = \"\"\"a\\\"\xC2\xA7\"\"\"\n", "t.toml").root["s"].value_or(
             std::string()) == "a\"\xC2\xA7");
