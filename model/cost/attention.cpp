@@ -70,8 +70,10 @@ AttentionShape attention_shape(const OpDesc& op) noexcept {
     const TensorDesc& t = op.inputs[i];
     const std::size_t r = t.shape.size();
     // a full mask (or bias): its last two dims are Sq x Sk, read and applied on every computed
-    // block
-    if (!causal && a.mask_bytes == 0 && r >= 2 && dim(t, r - 2) == a.sq && dim(t, r - 1) == a.sk)
+    // block (a tensor shaped like Q -- the gradient's dO, the forward output -- is not one, even
+    // when D equals Sk)
+    if (!causal && a.mask_bytes == 0 && r >= 2 && dim(t, r - 2) == a.sq && dim(t, r - 1) == a.sk &&
+        t.shape != op.inputs[0].shape)
       a.mask_bytes = dtype_bytes(t.dtype);
     // the dropout mask: one bit per score element
     if (!a.dropout && t.dtype == DType::kUInt8 && r == 1 && score_elements > 0 &&
@@ -123,14 +125,15 @@ KernelPlan plan_attention(const OpDesc& op, const HwSpec& hw) noexcept {
   // scores in (fp32), P out (input dtype), the mask tile and the dropout bits in.
   const double aiv_in = score_bytes + elements * (a.mask_bytes + (a.dropout ? 0.125 : 0.0));
   const double aiv_out = elements * ds * (grad ? 2 : 1);
-  p.vector_dma_cycles = (aiv_in / hw.memory.gm_read_bytes_per_cycle +
-                         aiv_out / hw.memory.gm_write_bytes_per_cycle) / aivs;
+  p.vector_dma_cycles =
+      (aiv_in / hw.memory.gm_read_bytes_per_cycle + aiv_out / hw.memory.gm_write_bytes_per_cycle) /
+      aivs;
   // Q block in, K and V (and for the gradient dO, O) streamed per tile; outputs per tile
   const double kv_bytes = 2 * a.sk * a.d * ds * (grad ? 2 : 1);
   p.in = flat_transfer((block_q * a.d * ds + kv_bytes) * tiles, tiles);
-  p.reread_fraction = std::clamp(
-      1.0 - (a.b * a.heads * (a.sq + 2 * a.sk) * a.d * ds) / std::max(1.0, p.in.padded_bytes * tiles),
-      0.0, 1.0);
+  p.reread_fraction = std::clamp(1.0 - (a.b * a.heads * (a.sq + 2 * a.sk) * a.d * ds) /
+                                           std::max(1.0, p.in.padded_bytes * tiles),
+                                 0.0, 1.0);
   p.fixpipe_bytes = block_q * a.d * ds * (grad ? 3 : 1);
   p.cube_efficiency = 1;
   return p;

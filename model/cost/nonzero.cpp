@@ -31,7 +31,8 @@ KernelPlan plan_nonzero(const OpDesc& op, const HwSpec& hw, int cores) noexcept 
   double out_bytes = 0;
   for (const auto& t : op.outputs) out_bytes += t.bytes();
   if (op.outputs.empty() && !op.inputs.empty())
-    out_bytes = elements * 4.0 * static_cast<double>(std::max<std::size_t>(1, op.inputs[0].shape.size()));
+    out_bytes =
+        elements * 4.0 * static_cast<double>(std::max<std::size_t>(1, op.inputs[0].shape.size()));
   const double b = std::clamp(elements, 1.0, static_cast<double>(std::max(1, cores)));
   p.tiles = static_cast<std::int64_t>(b);
   p.in = flat_transfer(in_bytes, b);

@@ -34,9 +34,8 @@ TEST_CASE("a full attention mask and a dropout mask add their passes and transfe
   const OpDesc plain = test::op("FlashAttentionScore", kQkv, "BF16;BF16;BF16");
   // inputs as the 2023 profile lists them: q, k, v, real_shift (absent), drop_mask (256*256/8 =
   // 8192 bytes), padding_mask (absent), atten_mask [1,1,256,256] bf16
-  const OpDesc masked =
-      test::op("FlashAttentionScore", std::string(kQkv) + ";;8192;;1,1,256,256",
-               "BF16;BF16;BF16;FLOAT;UINT8;FLOAT;BF16");
+  const OpDesc masked = test::op("FlashAttentionScore", std::string(kQkv) + ";;8192;;1,1,256,256",
+                                 "BF16;BF16;BF16;FLOAT;UINT8;FLOAT;BF16");
   const cost::AttentionShape a = cost::attention_shape(masked);
   CHECK(a.valid);
   CHECK(a.heads == 1);
@@ -81,6 +80,13 @@ TEST_CASE("a compressed causal mask and keep_prob 1 add no mask or dropout work"
   // half the elements: 256 repeats x 9 + 6 x 22 = 2436 cycles
   CHECK(pc.vector_cycles == Approx(2436.0 / 2));
   CHECK(pc.vector_dma_cycles == Approx(p0.vector_dma_cycles / 2));
+
+  // BNSD with Sk = D = 128: the gradient's dO (1,2,128,128) is shaped like Q, not a mask
+  const OpDesc grad =
+      test::op("FlashAttentionScoreGrad", "1,2,128,128;1,2,128,128;1,2,128,128;1,2,128,128",
+               "BF16;BF16;BF16;BF16", {{"input_layout", "BNSD"}});
+  CHECK(cost::attention_shape(grad).mask_bytes == 0);
+  CHECK(cost::attention_shape(grad).heads == 2);
 
   const OpDesc kept = test::op("FlashAttentionScore", std::string(kQkv) + ";;8192",
                                "BF16;BF16;BF16;FLOAT;UINT8", {{"keep_prob", "1"}});

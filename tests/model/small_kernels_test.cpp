@@ -54,15 +54,13 @@ TEST_CASE("NonZero on AI Cores pays a chain of GM round trips and one barrier ad
   CHECK(predict(cpu, hw).block_dim == 1);
 }
 
-TEST_CASE("Slice's begin and size operands are not read as tensor streams",
-          "[mechanism][slice]") {
+TEST_CASE("Slice's begin and size operands are not read as tensor streams", "[mechanism][slice]") {
   const HwSpec hw = toy_latency_chip();
   // [2, 8193] int32 sliced to [2, 8192]: with the offsets as two [2] int64 inputs (as aclnn
   // profiles list them) or as attributes, the kernel reads one tensor: one read latency.
-  const OpDesc with_operands = test::op_io("Slice", "2,8193;2;2", "INT32;INT64;INT64",
-                                           "ND;ND;ND", "2,8192", "INT32", "ND");
-  const OpDesc with_attrs =
-      test::op_io("Slice", "2,8193", "INT32", "ND", "2,8192", "INT32", "ND");
+  const OpDesc with_operands =
+      test::op_io("Slice", "2,8193;2;2", "INT32;INT64;INT64", "ND;ND;ND", "2,8192", "INT32", "ND");
+  const OpDesc with_attrs = test::op_io("Slice", "2,8193", "INT32", "ND", "2,8192", "INT32", "ND");
   const OpCost a = predict(with_operands, hw);
   const OpCost b = predict(with_attrs, hw);
   CHECK(a.critical_path.memory_us == Approx(b.critical_path.memory_us));
