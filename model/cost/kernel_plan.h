@@ -122,6 +122,11 @@ struct AttentionShape {
 [[nodiscard]] KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
 /// Pooling and its gradient over NC1HWC0 (or NCHW) maps, a window position at a time.
 [[nodiscard]] KernelPlan plan_pool(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
+/// TransData with NC1HWC0 or FRACTAL_Z on one side (model/cost/transdata.cpp): fills the plan's
+/// transfers, scalar work and serial UB use for `nt` tiles; the caller adds the reorder passes.
+[[nodiscard]] bool is_5d_transdata(Format x, Format y) noexcept;
+void plan_5d_transdata(KernelPlan& p, const TensorDesc& x, const TensorDesc& y, double nt,
+                       const HwSpec& hw) noexcept;
 [[nodiscard]] KernelPlan plan_generic(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
 [[nodiscard]] KernelPlan plan_index(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
 [[nodiscard]] KernelPlan plan_sort(const OpDesc& op, const HwSpec& hw, int cores) noexcept;

@@ -80,38 +80,6 @@ bool any_int64(const std::vector<TensorDesc>& ts) {
                      [](const TensorDesc& t) { return is_int64(t.dtype) && t.elements() > 1; });
 }
 
-bool is_5d(Format f) noexcept { return f == Format::kNC1HWC0 || f == Format::kFractalZ; }
-
-// TransData between a plain layout (NCHW, ND) and NC1HWC0 or FRACTAL_Z. The kernel does not move
-// the plain side row by row of its last axis: it moves the contiguous run of the plain layout
-// that maps onto whole C0 groups (C0 channel planes of H x W for NC1HWC0; one output channel's
-// Cin x kh x kw for a FRACTAL_Z filter) and reorders in UB with vnchwconv. The 5-D side is
-// contiguous. (CNN torch_npu profile, CANN 8: NCHW 32x256x13x13 -> NC1HWC0 takes aiv_mte2
-// 7-15 us, where a DMA per 52-byte row would take about 50.)
-void plan_5d_transdata(KernelPlan& p, const TensorDesc& x, const TensorDesc& y, double nt,
-                       const HwSpec& hw) noexcept {
-  const bool x_plain = !is_5d(x.format);
-  const TensorDesc& plain = x_plain ? x : y;
-  const TensorDesc& other = x_plain ? y : x;
-  const auto& s = plain.shape;
-  const double elements = static_cast<double>(plain.elements());
-  double run = elements;
-  if (other.format == Format::kNC1HWC0 && other.shape.size() == 5 && s.size() == 4) {
-    run = std::min(static_cast<double>(s[1]), static_cast<double>(other.shape[4])) *
-          static_cast<double>(s[2] * s[3]);
-  } else if (other.format == Format::kFractalZ && s.size() == 4) {
-    run = static_cast<double>(s[1] * s[2] * s[3]);
-  }
-  const double ds_plain = dtype_bytes(plain.dtype);
-  const Transfer plain_t = row_transfer(elements / std::max(1.0, run), run * ds_plain, nt, hw);
-  const Transfer five_t = flat_transfer(other.bytes(), nt);
-  p.in = x_plain ? plain_t : five_t;
-  p.out = x_plain ? five_t : plain_t;
-  // Load, reorder and store run in series: over the 57 TransData rows of the CNN profile the
-  // median aiv_time is 1.03 times MTE2 + vector + MTE3 + scalar busy times added.
-  p.ub_single_buffer = true;
-}
-
 // An ND operand of one value per row ([.., M, 1] with M rows) beside a FRACTAL_NZ first input
 // [.., N1, M1, M0, N0] whose M = M1 x M0.
 bool per_row_operand_on_nz(const OpDesc& op) noexcept {
@@ -517,7 +485,7 @@ KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noe
     }
     case OpRole::kTransData:
       if (const TensorDesc* y = op.outputs.empty() ? nullptr : &op.outputs[0];
-          y && (is_5d(x.format) || is_5d(y->format))) {
+          y && is_5d_transdata(x.format, y->format)) {
         plan_5d_transdata(p, x, *y, nt, hw);
         p.vector_cycles = pass_cycles(kind, out_bytes / nt, hw) * std::max(1.0, ds / 2);
         break;

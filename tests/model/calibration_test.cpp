@@ -58,6 +58,38 @@ TEST_CASE("an input produced by a recent op is an L2 hit until the L2's worth ha
   CHECK(v[3].l2_hit_ratio == 0);
 }
 
+TEST_CASE("an op's own earlier inputs evict its later ones from L2 (a multi-tensor op)",
+          "[accuracy][l2]") {
+  const HwSpec& hw = chip("ascend910b3");  // 192 MiB L2
+  auto sample = [](const char* in, const char* out, std::int64_t t) {
+    OpText x;
+    x.type = "AddN";
+    x.input_shapes = in;
+    x.input_dtypes = "FLOAT;FLOAT";
+    x.output_shapes = out;
+    x.output_dtypes = "FLOAT";
+    Sample s;
+    s.op = make_op(x, SourcePos{"<test>", 0, 0});
+    s.measured_us = 1;
+    s.group = "g";
+    s.start_ns = t;
+    return s;
+  };
+  std::vector<Sample> v = {
+      sample("8;8", "16,1024,1024", 0),  // writes X, 64 MiB
+      sample("8;8", "24,1024,1024", 1),  // writes Y, 96 MiB: X has 96 MiB written after it
+      // Y first: Y 0 + 0 + 96 <= 192 hits; X 96 written since + 96 read before + 64 = 256 > 192
+      // misses (alone, 96 + 64 = 160 would fit): 96 of 160 MiB hit
+      sample("24,1024,1024;16,1024,1024", "8", 2),
+  };
+  infer_l2_hits(v, hw);
+  CHECK(v[2].l2_hit_ratio == Approx(96.0 / 160.0));
+  // X first: X 96 + 0 + 64 = 160 and Y 0 + 64 + 96 = 160 both fit: all hit
+  std::vector<Sample> w = {v[0], v[1], sample("16,1024,1024;24,1024,1024", "8", 2)};
+  infer_l2_hits(w, hw);
+  CHECK(w[2].l2_hit_ratio == 1);
+}
+
 TEST_CASE("a shape split keeps every (type, shapes, dtypes) key on one side, deterministically",
           "[calibration][split]") {
   std::vector<Sample> v;

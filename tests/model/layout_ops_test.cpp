@@ -81,16 +81,64 @@ TEST_CASE("TransData to NC1HWC0 loads, reorders and stores each tile in series",
   hw.memory.mte3_setup_cycles = 12;
   hw.memory.read_latency_cycles = 0;
   hw.memory.write_latency_cycles = 0;
-  // 2 x 16 x 64 x 64 fp16 = 262144 B: 8 UB tiles of 32768 B on one core. Per tile: MTE2
-  // 32768 / 32 + 27 = 1051 cycles, vnchwconv 128 repeats + 22 = 150, MTE3 32768 / 64 + 12 = 524.
+  // 8 x 16 x 32 x 32 fp16 = 262144 B (each image's 32768 B fits half the 192 KiB UB, so moves
+  // whole): 8 UB tiles of 32768 B on one core. Per tile: MTE2 32768 / 32 + 27 = 1051 cycles,
+  // vnchwconv 128 repeats + 22 = 150, MTE3 32768 / 64 + 12 = 524.
   // In series: 8 x 1725 = 13800 cycles (double-buffered it would be 1725 + 7 x 1051 = 9082).
-  const OpCost c = predict(npusim::test::op_io("TransData", "2,16,64,64", "FLOAT16", "NCHW", "2,1,64,64,16",
+  const OpCost c = predict(npusim::test::op_io("TransData", "8,16,32,32", "FLOAT16", "NCHW", "8,1,32,32,16",
                                 "FLOAT16", "NC1HWC0"),
                            hw, kLayoutOneVectorCore);
   CHECK(c.tiles == 8);
   CHECK(c.critical_path.compute_us + c.critical_path.memory_us + c.critical_path.tail_us ==
         Approx(13.8));
   CHECK(c.pipes.mte2_us == Approx(8 * 1.051));
+}
+
+TEST_CASE("TransData of an image larger than half the UB moves one burst per channel plane",
+          "[mechanism][transdata]") {
+  HwSpec hw = layout_toy_vector();
+  hw.memory.gm_write_bytes_per_cycle = 64;
+  hw.memory.mte3_setup_cycles = 12;
+  hw.memory.read_latency_cycles = 0;
+  hw.memory.write_latency_cycles = 0;
+  hw.vector.scalar_cycles_per_index = 20;
+  // 2 x 16 x 64 x 64 fp16: one image is 16 x 8192 = 131072 B, over half the 192 KiB UB, so the
+  // kernel keeps all 16 channels and moves each channel plane (8192 B) as a burst of its own,
+  // its address computed on the scalar unit. 8 UB tiles of 4 planes on one core. Per tile:
+  // MTE2 32768 / 32 + 4 x 27 = 1132 cycles, scalar 4 x 20 = 80, vnchwconv 128 repeats + 22 =
+  // 150, MTE3 32768 / 64 + 12 = 524; in series 8 x 1886 = 15088 cycles.
+  const OpCost c = predict(npusim::test::op_io("TransData", "2,16,64,64", "FLOAT16", "NCHW", "2,1,64,64,16",
+                                "FLOAT16", "NC1HWC0"),
+                           hw, kLayoutOneVectorCore);
+  CHECK(c.tiles == 8);
+  CHECK(c.pipes.mte2_us == Approx(8 * 1.132));
+  CHECK(c.pipes.scalar_us == Approx(8 * 0.080));
+  CHECK(c.critical_path.compute_us + c.critical_path.memory_us + c.critical_path.tail_us ==
+        Approx(15.088));
+  // The way back writes the planes one burst each: MTE3 32768 / 64 + 4 x 12 = 560 per tile.
+  const OpCost back = predict(npusim::test::op_io("TransData", "2,1,64,64,16", "FLOAT16", "NC1HWC0",
+                                   "2,16,64,64", "FLOAT16", "NCHW"),
+                              hw, kLayoutOneVectorCore);
+  CHECK(back.pipes.mte3_us == Approx(8 * 0.560));
+  CHECK(back.pipes.scalar_us == Approx(8 * 0.080));
+}
+
+TEST_CASE("TransData to FRACTAL_Z computes an address per C0 group on the scalar unit",
+          "[mechanism][transdata]") {
+  HwSpec hw = layout_toy_vector();
+  hw.vector.scalar_cycles_per_index = 20;
+  // A 32 x 16 x 3 x 3 fp16 filter -> FRACTAL_Z (C1 kh kw = 9, N1 = 2, N0 = 16, C0 = 16): each
+  // (c1, kh, kw, cout) group gathers C0 channels 9 elements apart, 9 x 2 x 16 = 288 groups,
+  // 288 x 20 = 5760 scalar cycles on one core (9216 B: one tile).
+  const OpCost c = predict(npusim::test::op_io("TransData", "32,16,3,3", "FLOAT16", "NCHW", "9,2,16,16",
+                                "FLOAT16", "FRACTAL_Z"),
+                           hw, kLayoutOneVectorCore);
+  CHECK(c.tiles == 1);
+  CHECK(c.pipes.scalar_us == Approx(5.76));
+  const OpCost back = predict(npusim::test::op_io("TransData", "9,2,16,16", "FLOAT16", "FRACTAL_Z",
+                                   "32,16,3,3", "FLOAT16", "NCHW"),
+                              hw, kLayoutOneVectorCore);
+  CHECK(back.pipes.scalar_us == Approx(5.76));
 }
 
 TEST_CASE("a GE fusion is costed as the ops it fuses: its main op plus the others' passes",
