@@ -7,7 +7,8 @@
 //   - it reads the fp32 scores the cube wrote to a GM workspace and writes P back in the input
 //     dtype for the cube's second product (the gradient: S and dP in, P and dS out). Each
 //     sub-block's load is waited for before the vector work and the store waits for it
-//     (MTE2_V / V_MTE3 flags), so these transfers run in series with the vector passes;
+//     (MTE2_V / V_MTE3 flags), so these transfers run in series with the vector passes; the
+//     stores share the chip's HBM with every other vector core of the launch;
 //   - a full attention mask (last two dims Sq x Sk, sparse_mode 0: every block computed) is
 //     read per tile in its own dtype and applied by a select pass; a compressed causal mask
 //     (sparse_mode 2/3, or the 2-D boolean mask) only touches the diagonal blocks and is not
@@ -125,9 +126,17 @@ KernelPlan plan_attention(const OpDesc& op, const HwSpec& hw) noexcept {
   // scores in (fp32), P out (input dtype), the mask tile and the dropout bits in.
   const double aiv_in = score_bytes + elements * (a.mask_bytes + (a.dropout ? 0.125 : 0.0));
   const double aiv_out = elements * ds * (grad ? 2 : 1);
-  p.vector_dma_cycles =
-      (aiv_in / hw.memory.gm_read_bytes_per_cycle + aiv_out / hw.memory.gm_write_bytes_per_cycle) /
-      aivs;
+  // Loads run at one core's DMA rate (the workspace was just written and hits L2: the CANN 8.3
+  // llama profile's FA loads at 25 B/cycle per vector core, aiv_mte2_time). Stores go on to HBM,
+  // where every vector core of the launch stores at once, so each gets its share of the chip's
+  // HBM bandwidth (the same profile stores P at 19 B/cycle per core, aiv_mte3_time: the HBM
+  // share of 40 cores at 1.65 GHz, not the 64 B/cycle of one core alone).
+  const double cores = std::min(tiles, std::max(1.0, static_cast<double>(hw.chip.cube_cores)));
+  const double hbm_share = hw.hbm_bytes_per_us() / hw.cycles_per_us() / (cores * aivs);
+  const double write_rate =
+      std::min(hw.memory.gm_write_bytes_per_cycle,
+               hbm_share > 0 ? hbm_share : hw.memory.gm_write_bytes_per_cycle);
+  p.vector_dma_cycles = (aiv_in / hw.memory.gm_read_bytes_per_cycle + aiv_out / write_rate) / aivs;
   // Q block in, K and V (and for the gradient dO, O) streamed per tile; outputs per tile
   const double kv_bytes = 2 * a.sk * a.d * ds * (grad ? 2 : 1);
   p.in = flat_transfer((block_q * a.d * ds + kv_bytes) * tiles, tiles);

@@ -58,6 +58,15 @@ TEST_CASE("a full attention mask and a dropout mask add their passes and transfe
   // + the mask tile (32768 x 2 B) and the dropout bits (32768 / 8 B) in: 69632 / 32 = 2176
   CHECK(p1.vector_dma_cycles == Approx((4096.0 + 1024 + 2176) / 2));
 
+  // Stores share the chip's HBM: at 64 GB/s (efficiency 1) and 1000 MHz the chip moves 64 B per
+  // cycle, 16 B/cycle for each of the 2 x 2 vector cores of the launch; P out then takes
+  // 65536 / 16 = 4096 cycles, while the loads keep one core's 32 B/cycle.
+  HwSpec narrow = hw;
+  narrow.memory.hbm_bandwidth_gbps = 64;
+  narrow.memory.hbm_efficiency = 1;
+  CHECK(cost::plan_attention(masked, narrow).vector_dma_cycles ==
+        Approx((4096.0 + 4096 + 2176) / 2));
+
   // evaluated: one wave of two tiles, the vector stage is the passes plus the serial transfers
   const OpCost c1 = predict(masked, hw);
   CHECK(c1.pipes.vector_us == Approx(3.683));
