@@ -121,6 +121,7 @@ class OnnxImporter {
     check_opsets();
     collect_constants();
     order_nodes();  // before inference: a cycle or a dangling input is named as such
+    check_control_flow();
     choose_batch();
     std::unordered_map<std::string, std::vector<std::int64_t>> values_a, values_b;
     if (batch_.empty()) {
@@ -558,6 +559,32 @@ class OnnxImporter {
                        node_label(i), out);
   }
 
+  // Before ONNX's inference sees them: Loop and Scan are refused (ATC maps neither), and an If
+  // needs both branch graphs (Debian's libonnx 1.12 dereferences a missing Scan body or If
+  // branch in its inference functions: fuzz_onnx found the Scan case as a SEGV).
+  void check_control_flow() const {
+    const auto& g = model_.graph();
+    for (int i = 0; i < g.node_size(); ++i) {
+      const auto& n = g.node(i);
+      const bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
+      if (!default_domain) continue;
+      if (n.op_type() == "Loop" || n.op_type() == "Scan") {
+        fail(fmt::format("{}: {} runs its body a data-dependent number of times and ATC has no "
+                         "mapping for it; unroll it before export (e.g. trace with a fixed "
+                         "length)",
+                         node_label(i), n.op_type()));
+      }
+      if (n.op_type() != "If") continue;
+      for (const char* branch : {"then_branch", "else_branch"}) {
+        bool found = false;
+        for (const auto& a : n.attribute()) found = found || (a.name() == branch && a.has_g());
+        if (!found) {
+          fail(fmt::format("{}: If without its {} graph", node_label(i), branch));
+        }
+      }
+    }
+  }
+
   void lower_all() {
     const auto& g = model_.graph();
     // value -> (op name, output index)
@@ -566,12 +593,6 @@ class OnnxImporter {
       const auto& n = g.node(i);
       const std::string& name = node_names_[static_cast<std::size_t>(i)];
       const bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
-      if (n.op_type() == "Loop" || n.op_type() == "Scan") {
-        fail(fmt::format("{}: {} runs its body a data-dependent number of times and ATC has no "
-                         "mapping for it; unroll it before export (e.g. trace with a fixed "
-                         "length)",
-                         node_label(i), n.op_type()));
-      }
       // Constants: initializers (already static), Constant, ConstantOfShape (sizes matter, values
       // do not), Shape / Size of a tensor (fixed within a compiled gear), and integer arithmetic
       // on constants only (shape computations GE folds at compile time).

@@ -174,7 +174,8 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   st[kCube] = {plan.cube_cycles / f, 0, 0, Stage::kCube};
   const double vec_us = plan.vector_cycles / f;
   const double scal_us = plan.scalar_cycles / f;
-  st[kVec] = {vec_us + scal_us, 0, 0, scal_us > vec_us ? Stage::kScalar : Stage::kVector};
+  const double vdma_us = plan.vector_dma_cycles / f;  // in series with the vector work
+  st[kVec] = {vec_us + scal_us + vdma_us, 0, 0, scal_us > vec_us ? Stage::kScalar : Stage::kVector};
   // An atomic add reads each destination byte back before writing it: twice the traffic.
   const double fix_traffic = plan.fixpipe_bytes * (plan.fixpipe_atomic ? 2.0 : 1.0);
   st[kFix] = {fix_traffic / hw.cube.fixpipe_bytes_per_cycle / f, 0, 0, Stage::kMemory};
@@ -217,13 +218,18 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
       cp.memory_us += s.base * times;
       category[Stage::kMemory] += s.base * times;
     } else {
-      cp.compute_us += s.base * times;
       if (i == kVec) {
-        // vector and scalar share the stage; split by their own busy times
-        const double tot = vec_us + scal_us;
+        // vector, scalar and the vector core's serial transfers share the stage; split by their
+        // own busy times
+        const double tot = vec_us + scal_us + vdma_us;
+        const double dma = tot > 0 ? s.base * times * vdma_us / tot : 0;
+        cp.compute_us += s.base * times - dma;
+        cp.memory_us += dma;
         category[Stage::kVector] += tot > 0 ? s.base * times * vec_us / tot : 0;
         category[Stage::kScalar] += tot > 0 ? s.base * times * scal_us / tot : 0;
+        category[Stage::kMemory] += dma;
       } else {
+        cp.compute_us += s.base * times;
         category[s.kind] += s.base * times;
       }
     }
@@ -303,6 +309,11 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   p.fixpipe_us = wd * fixpipe_busy_us;
   p.mte2_us = wd * mte2_busy_us;
   p.mte3_us = wd * st[kOut].total();
+  if (plan.vector_dma_cycles > 0) {
+    // the vector core's serial transfers: reads and writes together (the plan does not split
+    // them), shown on MTE2 where the workspace loads dominate
+    p.mte2_us += wd * vdma_us;
+  }
   if (saturation > 0 && p.mte2_us + p.mte3_us > 0) {
     // starved DMA engines stay busy for the whole bandwidth-limited stretch
     const double scale = (p.mte2_us + p.mte3_us + saturation) / (p.mte2_us + p.mte3_us);

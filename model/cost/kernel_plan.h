@@ -34,6 +34,11 @@ struct KernelPlan {
   double cube_cycles = 0;
   double vector_cycles = 0;
   double scalar_cycles = 0;
+  /// The vector core's own GM transfers that run in series with its vector work rather than
+  /// double-buffered beside it (the paired vector cores of a MIX attention kernel wait for each
+  /// workspace load before computing and store before the next): part of the vector stage,
+  /// reported as MTE2/MTE3 pipe time.
+  double vector_dma_cycles = 0;
   double mte1_cycles = 0;
   double fixpipe_bytes = 0;
   Transfer in;   ///< MTE2: GM -> UB / L1
@@ -105,6 +110,21 @@ struct CubePhases {
 /// it stays empty when there are none (two KernelPlans are not built for nothing).
 [[nodiscard]] KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores,
                                    std::optional<CubePhases>* phases = nullptr) noexcept;
+/// What a fused attention op computes, read from its inputs and attributes.
+struct AttentionShape {
+  bool valid = false;
+  double b = 1, sq = 1, sk = 1, heads = 1, d = 128;
+  double density = 1;     ///< share of the score matrix computed (0.5 under a causal mask)
+  double mask_bytes = 0;  ///< bytes per score element of a full Sq x Sk mask read per tile
+  bool dropout = false;   ///< a dropout bit mask is applied (keep_prob < 1)
+};
+[[nodiscard]] AttentionShape attention_shape(const OpDesc& op) noexcept;
+/// FlashAttentionScore and its gradient (model/cost/attention.cpp).
+[[nodiscard]] KernelPlan plan_attention(const OpDesc& op, const HwSpec& hw) noexcept;
+/// NonZero run on AI Cores (model/cost/nonzero.cpp): a count, a cross-core barrier and a
+/// compaction; is_nonzero_kernel() says which op types it costs.
+[[nodiscard]] bool is_nonzero_kernel(const OpDesc& op) noexcept;
+[[nodiscard]] KernelPlan plan_nonzero(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
 [[nodiscard]] KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
 [[nodiscard]] KernelPlan plan_reduction(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
 [[nodiscard]] KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noexcept;

@@ -332,6 +332,16 @@ TEST_CASE("Loop, an opset newer than ATC maps and a dangling input are errors",
   add_node(loop, "Loop", "body", {"", "", "x"}, {"y"});
   CHECK_THAT(import_error(loop), Catch::Contains("node 'body' (Loop)") &&
                                      Catch::Contains("unroll"));
+  // fuzz_onnx's finding: a Scan without its body graph was a SEGV inside libonnx's inference;
+  // control flow is checked before inference runs. An If needs both branches for the same reason.
+  auto scan = tiny_model();
+  add_node(scan, "Scan", "scan", {"x"}, {"y"});
+  CHECK_THAT(import_error(scan), Catch::Contains("node 'scan' (Scan)") &&
+                                     Catch::Contains("unroll"));
+  auto branchless = tiny_model();
+  add_node(branchless, "If", "cond", {"x"}, {"y"});
+  CHECK_THAT(import_error(branchless),
+             Catch::Contains("node 'cond' (If): If without its then_branch graph"));
 
   auto new_opset = tiny_model(19);
   add_node(new_opset, "Relu", "r", {"x"}, {"y"});
