@@ -106,7 +106,7 @@ KernelPlan plan_attention(const OpDesc& op, const HwSpec& hw) noexcept {
   const double products = grad ? 5 : 2;
   const double block_q = hw.cube.tile_m;
   const double tiles = a.b * a.heads * std::ceil(a.sq / block_q);
-  p.tiles = static_cast<std::int64_t>(tiles);
+  p.tiles = saturating_count(tiles);
   const double macs_tile = products * block_q * a.sk * a.d * a.density;
   p.cube_cycles = macs_tile / (hw.cube.macs_per_cycle_fp16 * hw.cube.efficiency);
   p.flops = 2 * products * a.b * a.heads * a.sq * a.sk * a.d * a.density;

@@ -210,7 +210,7 @@ CubePhases phases_of(const Gemm& g, const GemmMode& mode, const HwSpec& hw) noex
     KernelPlan& h = ph.head;
     h.unit = Placement::kVector;
     const double tiles = tiles_of(in);
-    h.tiles = static_cast<std::int64_t>(tiles);
+    h.tiles = saturating_count(tiles);
     h.in = flat_transfer(in, tiles);
     h.out = flat_transfer(out, tiles);
     h.out.transfers = h.out.ideal_transfers =
@@ -224,7 +224,7 @@ CubePhases phases_of(const Gemm& g, const GemmMode& mode, const HwSpec& hw) noex
     KernelPlan& t = ph.tail;
     t.unit = Placement::kVector;
     const double tiles = tiles_of(in);
-    t.tiles = static_cast<std::int64_t>(tiles);
+    t.tiles = saturating_count(tiles);
     t.in = flat_transfer(in, tiles);
     t.out = flat_transfer(elements * dtype_bytes(g.out_dtype), tiles);
     if (in <= hw.chip.l2_bytes) {
@@ -318,7 +318,7 @@ KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores,
     const double chunk = std::max(k0, std::floor(hw.cube.split_k_chunk_bytes / ds / k0) * k0);
     const double loop_k = std::ceil(kp / chunk);
     const double tiles = tiles_m * tiles_n * loop_k;
-    p.tiles = static_cast<std::int64_t>(std::min(tiles, 9.0e18));
+    p.tiles = saturating_count(tiles);
     const auto [a_tile, b_tile] = tile_io(tm, tn, chunk, tiles);
     p.cube_efficiency = (g.m * g.n * g.k) / (tiles_m * tm * tiles_n * tn * loop_k * chunk);
     const double step = tiles_m * a_tile + tiles_n * b_tile;
@@ -348,7 +348,7 @@ KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores,
   }
   const double tk = parts > 1 ? round_up(kp / parts, k0) : kp;
   const double tiles = base_tiles * parts;
-  p.tiles = static_cast<std::int64_t>(std::min(tiles, 9.0e18));
+  p.tiles = saturating_count(tiles);
   const auto [a_tile, b_tile] = tile_io(tm, tn, tk, tiles);
   p.cube_efficiency = (g.m * g.n * g.k) / (tiles_m * tm * tiles_n * tn * tk * parts);
   if (parts > 1) {

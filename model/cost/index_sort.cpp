@@ -67,7 +67,7 @@ KernelPlan plan_index(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
     // tensor per axis gathers single elements, not rows).
     if (!op.outputs.empty() && rows > 0) row_bytes = std::min(row_bytes, op.outputs[0].bytes() / rows);
     const double out_bytes = rows * row_bytes;
-    const std::int64_t tiles = vector_tiles(out_bytes, hw, cores, static_cast<std::int64_t>(rows));
+    const std::int64_t tiles = vector_tiles(out_bytes, hw, cores, saturating_count(rows));
     const double nt = static_cast<double>(tiles);
     const double b = std::min<double>(cores, nt);
     merge(p.in, flat_transfer(idx->bytes(), nt));
@@ -137,7 +137,7 @@ KernelPlan plan_index(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
   const double depth = nd && idx->shape.size() >= 2 ? static_cast<double>(idx->shape.back()) : 1.0;
   const double rows = std::max(1.0, static_cast<double>(idx->elements()) / depth);
   const double row_bytes = updates->bytes() / rows;
-  const std::int64_t tiles = vector_tiles(updates->bytes(), hw, cores, static_cast<std::int64_t>(rows));
+  const std::int64_t tiles = vector_tiles(updates->bytes(), hw, cores, saturating_count(rows));
   const double nt = static_cast<double>(tiles);
   merge(p.in, flat_transfer(updates->bytes() + idx->bytes(), nt));
   p.out = row_transfer(rows, row_bytes, nt, hw);
@@ -183,7 +183,7 @@ KernelPlan plan_sort(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
     }
   }
   const std::int64_t tiles =
-      vector_tiles(static_cast<double>(x.elements()) * ds, hw, cores, static_cast<std::int64_t>(rows));
+      vector_tiles(static_cast<double>(x.elements()) * ds, hw, cores, saturating_count(rows));
   const double nt = static_cast<double>(tiles);
   const double rows_per_tile = rows / nt;
   p.in = row_transfer(rows, n_eff * ds, nt, hw);

@@ -41,30 +41,22 @@ double ub_tile_bytes(const HwSpec& hw) noexcept {
   return std::max(block, std::floor(per / block) * block);
 }
 
-namespace {
-
-// Tile counts beyond 2^53 (doubles stop counting exactly there) come only from absurd shapes
-// (fuzz_op_text found 6.6e19 tiles, past int64); they saturate instead of overflowing.
-constexpr double kMaxTiles = 9007199254740992.0;  // 2^53
-
 std::int64_t saturating_count(double x) noexcept {
-  if (!(x > 1.0)) return 1;  // NaN too
-  return static_cast<std::int64_t>(std::min(std::ceil(x), kMaxTiles));
+  if (!(x >= 1.0)) return 1;  // NaN too
+  return static_cast<std::int64_t>(std::min(x, kMaxCount));
 }
-
-}  // namespace
 
 std::int64_t vector_tiles(double total_bytes, const HwSpec& hw, int cores,
                           std::int64_t max_parallel) noexcept {
   const std::int64_t wanted =
-      saturating_count(std::max(total_bytes, 1.0) / std::max(hw.vector.min_bytes_per_core, 1.0));
+      saturating_count(std::ceil(std::max(total_bytes, 1.0) / std::max(hw.vector.min_bytes_per_core, 1.0)));
   const std::int64_t b =
       std::max<std::int64_t>(1, std::min<std::int64_t>({static_cast<std::int64_t>(cores),
                                                          std::max<std::int64_t>(1, max_parallel),
                                                          wanted}));
   const double per_core = total_bytes / static_cast<double>(b);
-  const std::int64_t loops = std::min(saturating_count(per_core / ub_tile_bytes(hw)),
-                                      static_cast<std::int64_t>(kMaxTiles) / b);
+  const std::int64_t loops = std::min(saturating_count(std::ceil(per_core / ub_tile_bytes(hw))),
+                                      static_cast<std::int64_t>(kMaxCount) / b);
   return b * loops;
 }
 

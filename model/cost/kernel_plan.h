@@ -145,6 +145,14 @@ void plan_5d_transdata(KernelPlan& p, const TensorDesc& x, const TensorDesc& y, 
 
 // Helpers shared by the builders.
 
+/// Tile, block and row counts beyond 2^53 (doubles stop counting exactly there) come only from
+/// absurd shapes (fuzz_op_text found 6.6e19 and 1.2e22, past int64); they saturate there.
+inline constexpr double kMaxCount = 9007199254740992.0;  // 2^53
+
+/// x truncated to a count in [1, 2^53], as a static_cast would for an ordinary count: a NaN,
+/// zero or negative count is 1.
+[[nodiscard]] std::int64_t saturating_count(double x) noexcept;
+
 /// Rounds `x` up to a multiple of `m` (m > 0).
 [[nodiscard]] inline double round_up(double x, double m) noexcept {
   const double q = x / m;

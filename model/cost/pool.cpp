@@ -102,7 +102,7 @@ KernelPlan plan_pool(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
   for (const auto& t : op.outputs) out_bytes += bytes_of(t);
   if (op.outputs.empty()) out_bytes = grad ? x.bytes() : pooled->bytes();
   const std::int64_t tiles = vector_tiles(std::max(in_bytes, out_bytes), hw, cores,
-                                          static_cast<std::int64_t>(rows));
+                                          saturating_count(rows));
   const double nt = static_cast<double>(tiles);
   p.tiles = tiles;
   p.in = flat_transfer(in_bytes, nt);

@@ -142,7 +142,7 @@ KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexc
   }
 
   const std::int64_t tiles =
-      vector_tiles(e * ds, hw, cores, broadcast ? static_cast<std::int64_t>(rows) : INT64_MAX);
+      vector_tiles(e * ds, hw, cores, broadcast ? saturating_count(rows) : INT64_MAX);
   const double nt = static_cast<double>(tiles);
   const double b = std::min<double>(cores, nt);
   double broadcast_passes = 0;
@@ -211,13 +211,13 @@ KernelPlan plan_reduction(const OpDesc& op, const HwSpec& hw, int cores) noexcep
   const double out_elements = kind.role == OpRole::kRowwise ? e : e / reduced;
   const double out_ds = !op.outputs.empty() ? dtype_bytes(op.outputs[0].dtype) : ds;
 
-  std::int64_t parallel = static_cast<std::int64_t>(e / std::max(1.0, row_len));
+  std::int64_t parallel = saturating_count(e / std::max(1.0, row_len));
   if (kind.role == OpRole::kReduce && last_axis_reduction) {
     // long rows are split over cores with a final combine
-    parallel = static_cast<std::int64_t>(
+    parallel = saturating_count(
         rows * std::ceil(row_len * ds / std::max(1.0, hw.vector.min_bytes_per_core)));
   } else if (!leading) {
-    parallel = static_cast<std::int64_t>(e / reduced);
+    parallel = saturating_count(e / reduced);
   }
   const std::int64_t tiles = vector_tiles(e * ds, hw, cores, std::max<std::int64_t>(1, parallel));
   const double nt = static_cast<double>(tiles);
@@ -451,8 +451,8 @@ KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noe
   const double out_bytes = out_e * out_ds;
   const double last_out = last_dim(out_shape);
   const std::int64_t tiles = vector_tiles(std::max(out_bytes, in_bytes), hw, cores,
-                                          static_cast<std::int64_t>(out_e / last_out) *
-                                              static_cast<std::int64_t>(std::max(1.0, last_out * out_ds / 32)));
+                                          saturating_count(std::floor(out_e / last_out) *
+                                                           std::floor(std::max(1.0, last_out * out_ds / 32))));
   const double nt = static_cast<double>(tiles);
   const double b = std::min<double>(cores, nt);
 

@@ -76,7 +76,8 @@ TEST_CASE("attributes the cost models count or index with are checked when the o
 TEST_CASE("an absurd but representable shape predicts a finite time", "[op_desc][bad][fuzz]") {
   const HwSpec hw =
       load_hw_spec(std::string(NPUSIM_SOURCE_DIR) + "/hw_specs/ascend910b3.toml");
-  for (const std::string type : {"MatMulV2", "Add", "ReduceSum"}) {
+  // ... and the second finding: a broadcast Add whose row count (1.2e22) passed int64.
+  for (const std::string type : {"MatMulV2", "Add", "ReduceSum", "ConcatD", "SoftmaxV2"}) {
     INFO(type);
     OpText t;
     t.name = "x";
@@ -84,6 +85,11 @@ TEST_CASE("an absurd but representable shape predicts a finite time", "[op_desc]
     t.input_shapes = "4096,40964,5964,54,56,56;44444025";
     t.input_dtypes = "DT_BF16;DT_BF16";
     t.input_formats = "ND;ND";
+    if (type == "Add") {  // each input fits 64 bits, their broadcast (1.6e19 rows) does not
+      t.input_shapes = "4000000000,1,1;1,4000000000,1";
+      t.input_dtypes = "FLOAT16";
+      t.input_formats = "";
+    }
     const OpDesc op = make_op(t, SourcePos{"<cli>", 0, 0});
     const double us = predict(op, hw).duration_us;
     CHECK(std::isfinite(us));
