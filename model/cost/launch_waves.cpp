@@ -30,7 +30,7 @@ void block_waves(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& bud
   const double per_core = rounds * static_cast<double>(tiles) / blocks;
   if (per_core <= waves_ideal) return;
   waves_ideal = per_core;
-  waves = std::max(waves, static_cast<std::int64_t>(std::ceil(per_core - 1e-9)));
+  waves = std::max(waves, saturating_count(std::ceil(per_core - 1e-9)));
 }
 
 }  // namespace npusim::cost
