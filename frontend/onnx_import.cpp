@@ -122,6 +122,7 @@ class OnnxImporter {
     collect_constants();
     order_nodes();  // before inference: a cycle or a dangling input is named as such
     check_control_flow();
+    spell_out_kernel_shapes();
     choose_batch();
     std::unordered_map<std::string, std::vector<std::int64_t>> values_a, values_b;
     if (batch_.empty()) {
@@ -557,6 +558,35 @@ class OnnxImporter {
     return fmt::format("{}: shape inference left its output '{}' without a full shape (a "
                        "data-dependent size, or an input whose values it could not follow)",
                        node_label(i), out);
+  }
+
+  // A Conv or ConvTranspose without kernel_shape takes it from its weight's dims; Debian's
+  // libonnx 1.12 then indexes its per-axis attributes (sized by the input's rank) with the
+  // weight's rank and reads past them when the two differ (fuzz_onnx: a SEGV in
+  // convPoolShapeInference). Written out from an initializer weight, as ONNX defines it, the
+  // mismatch is a shape-inference error instead. A weight computed at run time keeps the gap.
+  void spell_out_kernel_shapes() {
+    std::unordered_map<std::string, const onnx::TensorProto*> inits;
+    for (const auto& init : model_.graph().initializer()) inits[init.name()] = &init;
+    for (auto& n : *model_.mutable_graph()->mutable_node()) {
+      if (n.op_type() != "Conv" && n.op_type() != "ConvTranspose") continue;
+      if (n.input_size() < 2) continue;
+      bool has = false;
+      for (const auto& a : n.attribute()) has = has || a.name() == "kernel_shape";
+      const auto it = inits.find(n.input(1));
+      if (has || it == inits.end() || it->second->dims_size() < 3) continue;
+      for (int d = 2; d < it->second->dims_size(); ++d) {
+        if (it->second->dims(d) <= 0) {
+          fail(fmt::format("node '{}' ({}): its weight '{}' has a dimension of {}; every one "
+                           "must be > 0",
+                           n.name(), n.op_type(), n.input(1), it->second->dims(d)));
+        }
+      }
+      auto* a = n.add_attribute();
+      a->set_name("kernel_shape");
+      a->set_type(onnx::AttributeProto::INTS);
+      for (int d = 2; d < it->second->dims_size(); ++d) a->add_ints(it->second->dims(d));
+    }
   }
 
   // Before ONNX's inference sees them: Loop and Scan are refused (ATC maps neither), and an If

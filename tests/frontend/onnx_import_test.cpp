@@ -315,6 +315,23 @@ TEST_CASE("a zero stride, dilation or kernel size is an error naming the node, n
   }
 }
 
+TEST_CASE("a Conv whose weight's rank differs from its input's is an error, not a SEGV",
+          "[frontend][onnx][bad][fuzz]") {
+  // fuzz_onnx's finding: x [4, 8] (one spatial axis fewer than the 4-D weight) and no
+  // kernel_shape made libonnx's convPoolShapeInference read past its per-axis attributes.
+  auto m = tiny_model();
+  auto* w = m.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT16);
+  for (const std::int64_t d : {2, 8, 3, 3}) w->add_dims(d);
+  add_node(m, "Conv", "conv", {"x", "w"}, {"y"});
+  CHECK_THAT(import_error(m), Catch::Contains("node 'conv' (Conv)") &&
+                                  Catch::Contains("without a full shape"));
+  w->set_dims(3, 0);
+  CHECK_THAT(import_error(m), Catch::Contains("node 'conv' (Conv): its weight 'w' has a "
+                                              "dimension of 0"));
+}
+
 TEST_CASE("an op of an unknown domain is an error naming the node and the domain",
           "[frontend][onnx][bad]") {
   auto m = tiny_model();
