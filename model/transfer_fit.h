@@ -1,8 +1,9 @@
 #pragma once
 // Calibration that transfers between runs and chips (issue #12 item 2). A fit's parameters are
 // split by what they describe: the chip (clock when the profile has no cycle counts, HBM and L2
-// efficiency, the per-core DMA rates, memory latencies) or the kernels (per-family
-// implementation costs: cube efficiency, vector cycles per repeat, API and launch overheads,
+// efficiency, the per-core DMA rates, memory latencies, the sustained cube efficiency, which
+// differs between cube generations) or the kernels (per-family implementation costs:
+// transposed-A and ND->NZ cube factors, vector cycles per repeat, API and launch overheads,
 // scalar fallbacks, AI CPU rates), which CANN versions share. The kernel part is one set of
 // factors fitted over every run; the chip part is one set per chip, fitted only on that chip's
 // runs. Each factor multiplies the run's own prior value, so a run on a chip the fit never saw
