@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <algorithm>
 #include <vector>
 
 #include "app/common.h"
@@ -246,18 +247,27 @@ json show_json(const HwSpec& s) {
 
 void run_list() {
   std::optional<InputError> first_error;
-  std::string out = fmt::format("{:<13} {:<14} {:>5} {:>7} {:>6} {:>9}  {}\n", "name", "display",
-                                "cube", "vector", "MHz", "HBM", "source");
+  std::vector<HwSpec> specs;
+  std::vector<std::string> sources;
+  std::size_t name_w = 13, display_w = 14;  // the columns fit the longest name and display name
   for (const fs::path& f : list_hw_specs(hw_spec_dirs())) {
     try {
-      const HwSpec s = load_hw_spec(f);
-      out += fmt::format("{:<13} {:<14} {:>5} {:>7} {:>6} {:>9}  {}\n", s.chip.name,
-                         s.chip.display_name, s.chip.cube_cores, s.chip.vector_cores,
-                         s.chip.freq_mhz, human_bytes(s.chip.hbm_bytes), f.string());
+      specs.push_back(load_hw_spec(f));
+      sources.push_back(f.string());
+      name_w = std::max(name_w, specs.back().chip.name.size());
+      display_w = std::max(display_w, specs.back().chip.display_name.size());
     } catch (const InputError& e) {
       // List the good chips, then fail on the broken file so a user sees both.
       if (!first_error) first_error = e;
     }
+  }
+  std::string out = fmt::format("{:<{}} {:<{}} {:>5} {:>7} {:>6} {:>9}  {}\n", "name", name_w,
+                                "display", display_w, "cube", "vector", "MHz", "HBM", "source");
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const HwSpec& s = specs[i];
+    out += fmt::format("{:<{}} {:<{}} {:>5} {:>7} {:>6} {:>9}  {}\n", s.chip.name, name_w,
+                       s.chip.display_name, display_w, s.chip.cube_cores, s.chip.vector_cores,
+                       s.chip.freq_mhz, human_bytes(s.chip.hbm_bytes), sources[i]);
   }
   std::cout << out;
   if (first_error) throw *first_error;

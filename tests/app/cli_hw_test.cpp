@@ -31,14 +31,16 @@ std::string library_error(const fs::path& chip, const std::vector<fs::path>& ove
 
 }  // namespace
 
-TEST_CASE("hw list shows all six chips with their cores and clock", "[cli][hw]") {
+TEST_CASE("hw list shows every chip with its cores and clock, in aligned columns", "[cli][hw]") {
   const auto r = run_cli("hw list");
   REQUIRE(r.exit_code == 0);
-  for (const char* name :
-       {"ascend910b1", "ascend910b2", "ascend910b3", "ascend910b4", "ascend310p3", "ascend910"}) {
+  for (const char* name : {"ascend910b1", "ascend910b2", "ascend910b3", "ascend910b4",
+                           "ascend310p3", "ascend910", "ascend910-30"}) {
     CHECK(r.out.find(name) != std::string::npos);
   }
-  CHECK(r.out.find("Ascend 910B3      20      40   1800") != std::string::npos);
+  // The display column is as wide as the longest display name ("Ascend 910 (30 cores)", 21).
+  CHECK(r.out.find("Ascend 910B3             20      40   1800") != std::string::npos);
+  CHECK(r.out.find("Ascend 910 (30 cores)    30      30   1000") != std::string::npos);
   CHECK(r.err.empty());
 }
 

@@ -28,22 +28,32 @@ TEST_CASE("error summaries are the hand-computed figures", "[accuracy]") {
   CHECK(summarize({}, {}).rows == 0);
 }
 
+namespace {
+
+// A sample of group "g" starting at `t`, for the L2 residency cases.
+Sample l2_sample(const char* type, const char* in, const char* in_dtypes, const char* out,
+                 std::int64_t t) {
+  OpText x;
+  x.type = type;
+  x.input_shapes = in;
+  x.input_dtypes = in_dtypes;
+  x.output_shapes = out;
+  x.output_dtypes = "FLOAT";
+  Sample s;
+  s.op = make_op(x, SourcePos{"<test>", 0, 0});
+  s.measured_us = 1;
+  s.group = "g";
+  s.start_ns = t;
+  return s;
+}
+
+}  // namespace
+
 TEST_CASE("an input produced by a recent op is an L2 hit until the L2's worth has been written",
           "[accuracy][l2]") {
   const HwSpec& hw = chip("ascend910b3");  // 192 MiB L2
   auto sample = [](const char* type, const char* in, const char* out, std::int64_t t) {
-    OpText x;
-    x.type = type;
-    x.input_shapes = in;
-    x.input_dtypes = "FLOAT";
-    x.output_shapes = out;
-    x.output_dtypes = "FLOAT";
-    Sample s;
-    s.op = make_op(x, SourcePos{"<test>", 0, 0});
-    s.measured_us = 1;
-    s.group = "g";
-    s.start_ns = t;
-    return s;
+    return l2_sample(type, in, "FLOAT", out, t);
   };
   std::vector<Sample> v = {
       sample("Relu", "1024,1024", "1024,1024", 0),          // produces a 4 MiB tensor
@@ -62,18 +72,7 @@ TEST_CASE("an op's own earlier inputs evict its later ones from L2 (a multi-tens
           "[accuracy][l2]") {
   const HwSpec& hw = chip("ascend910b3");  // 192 MiB L2
   auto sample = [](const char* in, const char* out, std::int64_t t) {
-    OpText x;
-    x.type = "AddN";
-    x.input_shapes = in;
-    x.input_dtypes = "FLOAT;FLOAT";
-    x.output_shapes = out;
-    x.output_dtypes = "FLOAT";
-    Sample s;
-    s.op = make_op(x, SourcePos{"<test>", 0, 0});
-    s.measured_us = 1;
-    s.group = "g";
-    s.start_ns = t;
-    return s;
+    return l2_sample("AddN", in, "FLOAT;FLOAT", out, t);
   };
   std::vector<Sample> v = {
       sample("8;8", "16,1024,1024", 0),  // writes X, 64 MiB

@@ -74,13 +74,24 @@ TEST_CASE("TransData NCHW to NC1HWC0 reads whole C0 groups of channel planes, no
   CHECK(f32.pipes.vector_us == Approx(2 * 0.065));
 }
 
-TEST_CASE("TransData to NC1HWC0 loads, reorders and stores each tile in series",
-          "[mechanism][transdata]") {
+namespace {
+
+// The one-vector-core toy with a 64 B/cycle store path and no first-access latency, so a
+// TransData tile's load, reorder and store add up by hand.
+HwSpec transdata_toy() {
   HwSpec hw = layout_toy_vector();
   hw.memory.gm_write_bytes_per_cycle = 64;
   hw.memory.mte3_setup_cycles = 12;
   hw.memory.read_latency_cycles = 0;
   hw.memory.write_latency_cycles = 0;
+  return hw;
+}
+
+}  // namespace
+
+TEST_CASE("TransData to NC1HWC0 loads, reorders and stores each tile in series",
+          "[mechanism][transdata]") {
+  HwSpec hw = transdata_toy();
   // 8 x 16 x 32 x 32 fp16 = 262144 B (each image's 32768 B fits half the 192 KiB UB, so moves
   // whole): 8 UB tiles of 32768 B on one core. Per tile: MTE2 32768 / 32 + 27 = 1051 cycles,
   // vnchwconv 128 repeats + 22 = 150, MTE3 32768 / 64 + 12 = 524.
@@ -96,11 +107,7 @@ TEST_CASE("TransData to NC1HWC0 loads, reorders and stores each tile in series",
 
 TEST_CASE("TransData of an image larger than half the UB moves one burst per channel plane",
           "[mechanism][transdata]") {
-  HwSpec hw = layout_toy_vector();
-  hw.memory.gm_write_bytes_per_cycle = 64;
-  hw.memory.mte3_setup_cycles = 12;
-  hw.memory.read_latency_cycles = 0;
-  hw.memory.write_latency_cycles = 0;
+  HwSpec hw = transdata_toy();
   hw.vector.scalar_cycles_per_index = 20;
   // 2 x 16 x 64 x 64 fp16: one image is 16 x 8192 = 131072 B, over half the 192 KiB UB, so the
   // kernel keeps all 16 channels and moves each channel plane (8192 B) as a burst of its own,
