@@ -69,3 +69,40 @@ TEST_CASE("Slice's begin and size operands are not read as tensor streams", "[me
   CHECK(b.critical_path.memory_us >= Approx(1.7));
   CHECK(b.critical_path.memory_us < 1.7 + 1.4);
 }
+
+// AtomicAddrClean (MindSpore on the 910) names a tensor. Launched on several blocks it zeroes
+// that tensor when the tensor is an atomic-add target (a fractal [..., 16, 16] cube output, a
+// 2-D sum); otherwise, and on one block, it zeroes the named kernel's few-KB statistics: one
+// 32-byte block.
+TEST_CASE("AtomicAddrClean zeroes a fractal or 2-D tensor it names, an activation's stats only",
+          "[mechanism][atomic]") {
+  const HwSpec hw = npusim::test::toy_vector_chip();
+  const auto clean = [](const std::string& shape) {
+    OpText t;
+    t.name = "clean";
+    t.type = "AtomicAddrClean";
+    t.input_shapes = shape;
+    t.input_dtypes = "FLOAT";
+    OpDesc o = make_op(t, SourcePos{"<test>", 0, 0});
+    o.outputs.clear();  // as the profile rows give it: the named tensor only
+    return o;
+  };
+  const auto out_bytes = [&](const cost::KernelPlan& p) {
+    return p.out.bytes * static_cast<double>(p.tiles);
+  };
+  // 48 x 8 x 16 x 16 fp32 = 393216 B over 8 blocks
+  const cost::KernelPlan w = cost::plan_data_movement(clean("48,8,16,16"), hw, 8);
+  CHECK(out_bytes(w) == Approx(393216));
+  CHECK(w.tiles >= 8);
+  const cost::KernelPlan e = cost::plan_data_movement(clean("512,768"), hw, 8);
+  CHECK(out_bytes(e) == Approx(512 * 768 * 4));
+  // the same fractal on one block, and an NC1HWC0 activation on 8: one block of 32 B
+  for (const auto& [shape, cores] : {std::pair<std::string, int>{"48,8,16,16", 1},
+                                     std::pair<std::string, int>{"32,8,28,28,16", 8},
+                                     std::pair<std::string, int>{"64,50,768", 8}}) {
+    INFO(shape << " on " << cores);
+    const cost::KernelPlan s = cost::plan_data_movement(clean(shape), hw, cores);
+    CHECK(s.tiles == 1);
+    CHECK(out_bytes(s) == Approx(hw.memory.block_bytes));
+  }
+}
