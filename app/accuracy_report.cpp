@@ -165,7 +165,8 @@ std::string rows_csv(const std::vector<Sample>& samples, const AccuracyReport& r
     for (const auto& t : x.op.inputs) {
       if (!shapes.empty()) shapes += ';';
       for (std::size_t d = 0; d < t.shape.size(); ++d) {
-        shapes += (d ? "," : "") + std::to_string(t.shape[d]);
+        if (d) shapes += ',';
+        shapes += std::to_string(t.shape[d]);
       }
     }
     s += fmt::format("{},{},{},{},{:.3f},{:.3f},{:.4f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},"

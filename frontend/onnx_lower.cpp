@@ -102,7 +102,10 @@ std::vector<std::int64_t> attr_ints(const onnx::NodeProto& n, std::string_view k
 }
 std::string join_ints(const std::vector<std::int64_t>& v) {
   std::string s;
-  for (const auto x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+  for (const auto x : v) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(x);
+  }
   return s;
 }
 std::int64_t norm_axis(std::int64_t axis, std::size_t rank) {

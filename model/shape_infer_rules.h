@@ -41,7 +41,10 @@ inline std::string dim_text(Dim d) {
 }
 inline std::string shape_text(const Shape& s) {
   std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + dim_text(s[i]);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (i) out += ',';
+    out += dim_text(s[i]);
+  }
   return out;
 }
 

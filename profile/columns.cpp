@@ -147,6 +147,11 @@ std::string ColumnMap::header_name(Col c) const {
   return i ? header_[*i] : std::string();
 }
 
+bool ColumnMap::header_is(Col c, std::string_view name) const {
+  const auto i = index(c);
+  return i && header_[*i] == name;
+}
+
 std::string ColumnMap::found_columns() const {
   std::string out;
   for (std::size_t i = 0; i < header_.size(); ++i) {

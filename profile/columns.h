@@ -104,6 +104,8 @@ class ColumnMap {
   [[nodiscard]] bool has(Col c) const noexcept { return index_[static_cast<std::size_t>(c)] >= 0; }
   /// The header field that matched `c` (as written in the file), empty when absent.
   [[nodiscard]] std::string header_name(Col c) const;
+  /// Whether column `c` is present and written exactly as `name` (no string built).
+  [[nodiscard]] bool header_is(Col c, std::string_view name) const;
   /// The header field at index `i` as written.
   [[nodiscard]] const std::string& header_at(std::size_t i) const { return header_.at(i); }
   /// Throws InputError naming the missing column, its aliases and the columns found.

@@ -264,13 +264,13 @@ void check_delimiter(const CsvReader& r) {
 
 std::string describe_layout(const ColumnMap& m) {
   std::vector<std::string> traits;
-  const bool torch = m.header_name(Col::kOpName) == "Name";
+  const bool torch = m.header_is(Col::kOpName, "Name");
   traits.emplace_back(torch ? "torch_npu kernel_details" : "msprof op_summary");
   if (!m.has(Col::kStartTime)) {
     traits.emplace_back("no start time (msprof op OpBasicInfo: one kernel, no timeline)");
-  } else if (m.header_name(Col::kBlockDim) == "Block Num") {
+  } else if (m.header_is(Col::kBlockDim, "Block Num")) {
     traits.emplace_back("Block Num (CANN 9.x / MindStudio 26)");
-  } else if (m.header_name(Col::kStartTime) == "Task Start Time") {
+  } else if (m.header_is(Col::kStartTime, "Task Start Time")) {
     traits.emplace_back("Task Start Time without unit (CANN <= 6.x)");
   } else if (m.has(Col::kOpState)) {
     traits.emplace_back(m.has(Col::kDeviceId) ? "OP State + Device_id (CANN 8.x)"
@@ -278,7 +278,7 @@ std::string describe_layout(const ColumnMap& m) {
   } else if (m.has(Col::kMixBlockDim)) {
     traits.emplace_back("Mix Block Dim (CANN 7.x)");
   }
-  if (m.has(Col::kAicTotalCycles) && m.header_name(Col::kAicTotalCycles) == "aic_total_cycles") {
+  if (m.header_is(Col::kAicTotalCycles, "aic_total_cycles")) {
     traits.emplace_back("aic_/aiv_ PMU columns");
   } else if (m.has(Col::kAicTotalCycles)) {
     traits.emplace_back("unprefixed PMU columns");
