@@ -350,15 +350,22 @@ TEST_CASE("Loop, an opset newer than ATC maps and a dangling input are errors",
   CHECK_THAT(import_error(loop), Catch::Contains("node 'body' (Loop)") &&
                                      Catch::Contains("unroll"));
   // fuzz_onnx's finding: a Scan without its body graph was a SEGV inside libonnx's inference;
-  // control flow is checked before inference runs. An If needs both branches for the same reason.
+  // control flow is checked before inference runs, and an If without its branches fails its
+  // schema there.
   auto scan = tiny_model();
   add_node(scan, "Scan", "scan", {"x"}, {"y"});
   CHECK_THAT(import_error(scan), Catch::Contains("node 'scan' (Scan)") &&
                                      Catch::Contains("unroll"));
+  // ... and a node that does not match its schema (a Shape with two inputs) is refused before
+  // libonnx's inference functions, which assume the checker ran, see it.
+  auto two_input_shape = tiny_model();
+  add_node(two_input_shape, "Shape", "shape", {"x", "x"}, {"y"});
+  CHECK_THAT(import_error(two_input_shape),
+             Catch::Contains("node 'shape' (Shape): not a valid Shape of opset 17"));
   auto branchless = tiny_model();
   add_node(branchless, "If", "cond", {"x"}, {"y"});
-  CHECK_THAT(import_error(branchless),
-             Catch::Contains("node 'cond' (If): If without its then_branch graph"));
+  CHECK_THAT(import_error(branchless), Catch::Contains("node 'cond' (If): not a valid If") &&
+                                           Catch::Contains("branch"));
 
   auto new_opset = tiny_model(19);
   add_node(new_opset, "Relu", "r", {"x"}, {"y"});
