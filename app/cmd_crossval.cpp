@@ -12,6 +12,7 @@
 #include "app/common.h"
 #include "app/profile_input.h"
 #include "model/cross_validation.h"
+#include "model/text.h"
 #include "model/toml_reader.h"
 
 namespace npusim::app {
@@ -88,13 +89,6 @@ CvRun load_run(const RunDef& d, std::string& note) {
 
 std::string pct(double x) { return fmt::format("{:.1f}", 100 * x); }
 
-// A CSV field in quotes (RFC 4180: an inner quote doubled), for names and paths.
-std::string quoted(const std::string& s) {
-  std::string q = "\"";
-  for (const char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + '"';
-}
-
 // One line per row of every run: where it came from, its op type, the measured time and the
 // uncalibrated, leave-one-run-out (and corrected) predictions, so a user can see which ops
 // the held-out error comes from.
@@ -105,9 +99,9 @@ std::string rows_csv(const std::vector<CvRun>& runs, const CvReport& rep, bool c
     const CvRunResult& r = rep.runs[i];
     for (std::size_t k = 0; k < runs[i].samples.size(); ++k) {
       const Sample& s = runs[i].samples[k];
-      out += fmt::format("{},{},{},{},{},{:.4f},{:.4f},{:.4f}", quoted(r.name),
-                         quoted(r.workload), quoted(r.chip), quoted(s.source),
-                         quoted(s.op.type), s.measured_us, r.uncal_us[k], r.loro_us[k]);
+      out += fmt::format("{},{},{},{},{},{:.4f},{:.4f},{:.4f}", csv_field(r.name),
+                         csv_field(r.workload), csv_field(r.chip), csv_field(s.source),
+                         csv_field(s.op.type), s.measured_us, r.uncal_us[k], r.loro_us[k]);
       out += corr ? fmt::format(",{:.4f}\n", r.loro_corrected_us[k]) : "\n";
     }
   }

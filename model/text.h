@@ -1,6 +1,6 @@
 #pragma once
 // Small text helpers shared by the readers of hand-written values (shape templates, --vary
-// lists, graph rewrites). Profile fields have their own trimming (op_desc.cpp also strips the
+// lists, graph rewrites) and the CSV writers. Profile fields have their own trimming (op_desc.cpp also strips the
 // quotes and carriage returns profiles leave).
 
 #include <string>
@@ -26,6 +26,15 @@ namespace npusim {
     start = i + 1;
   }
   return out;
+}
+
+/// `s` as one CSV field (RFC 4180): quoted, with inner quotes doubled, when it holds a comma,
+/// a quote or a newline; as it is otherwise.
+[[nodiscard]] inline std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (const char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
 }
 
 }  // namespace npusim

@@ -411,13 +411,6 @@ class JsonReader {
   std::string file_;
 };
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (const char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
 std::string opt_text(const std::optional<std::int64_t>& v) {
   return v ? std::to_string(*v) : std::string();
 }

@@ -91,7 +91,7 @@ TEST_CASE("cross-validate --rows: every row's predictions, agreeing with the per
   // Per run: the row count, and the MAPE recomputed from the file's columns.
   std::map<std::string, std::pair<int, double>> loro;  // run -> rows, sum of APE
   while (std::getline(in, line)) {
-    const std::string run = line.substr(1, line.find('"', 1) - 1);
+    const std::string run = line.substr(0, line.find(','));  // run names hold no comma
     const std::size_t last = line.rfind(',');
     const std::size_t uncal = line.rfind(',', last - 1);
     const std::size_t meas = line.rfind(',', uncal - 1);
