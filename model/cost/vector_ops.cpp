@@ -322,8 +322,8 @@ namespace {
 // fractal-layout output ([..., 16, 16]: the split-K sums of a cube kernel, weight gradients)
 // or a 2-D sum (an embedding gradient). An activation (NC1HWC0, or a 3-D ND batch) names the
 // kernel whose atomic outputs are its per-channel statistics, a few KB. The 910 runs: fractal
-// and 2-D tensors zeroed at 0.1-2.2 TB/s over 10-30 blocks; activations "zeroed" in 1.7-2.2 us
-// would need 6-60 TB/s.
+// and 2-D tensors zeroed at 0.1-2.2 TB/s over 10-30 blocks; activations named by 1-9-block
+// cleans "zeroed" in 1.3-2.4 us would need 6-127 TB/s.
 bool atomic_target(const TensorDesc& t) noexcept {
   const std::size_t r = t.shape.size();
   const bool fractal = r >= 4 && t.shape[r - 1] == 16 && t.shape[r - 2] == 16;
@@ -338,10 +338,11 @@ KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noe
   KernelPlan p;
   p.unit = Placement::kVector;
   if (kind.writes_only && op.outputs.empty()) {
-    // AtomicAddrClean (MindSpore on the 910) names the tensor of the kernel it prepares, not what
-    // it zeroes: that kernel's atomic-add outputs (per-channel BN sums, a few KB). The 910 runs
-    // measure 1.3-2.8 us for it beside named tensors of up to 51 MB. It is a launch, its first
-    // read and one block written.
+    // AtomicAddrClean (MindSpore on the 910) names a tensor of the kernel it prepares. Launched
+    // on several blocks with an atomic-add target named (atomic_target above), it zeroes that
+    // tensor over the blocks. Otherwise what it zeroes is the kernel's atomic-add outputs
+    // (per-channel BN sums, a few KB): the 910 runs measure 1.3-2.8 us for it beside named
+    // activations of up to 51 MB, a launch, its first read and one block written.
     if (cores > 1 && !op.inputs.empty() && atomic_target(op.inputs[0])) {
       const double bytes = op.inputs[0].bytes();
       const std::int64_t tiles = vector_tiles(bytes, hw, cores, INT64_MAX);
