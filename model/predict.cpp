@@ -1,6 +1,7 @@
 #include "model/predict.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "model/cost/kernel_plan.h"
 #include "model/op_table.h"
@@ -11,8 +12,8 @@ namespace {
 
 // What every AI Core family shares once its plan is built: fused epilogues, tensor streams,
 // the unknown-type warning, evaluation, MatMulV3's phases and the dynamic-shape sync.
-OpCost run_plan(cost::KernelPlan& plan, const OpDesc& op, const HwSpec& hw, CoreBudget budget,
-                const PredictContext& c, const cost::CubePhases* phases) {
+OpCost run_plan(cost::KernelPlan& plan, const OpDesc& op, const OpFacts& f, const HwSpec& hw,
+                CoreBudget budget, const PredictContext& c, const cost::CubePhases* phases) {
   const OpKindInfo& kind = *op.kind;
   if (kind.epilogue_count > 0 && !op.outputs.empty()) {
     // A GE fusion of a cube op with vector ops: their passes run over each output tile in the
@@ -30,12 +31,7 @@ OpCost run_plan(cost::KernelPlan& plan, const OpDesc& op, const HwSpec& hw, Core
     }
   }
   // Tensor streams in and out (a one-element operand is read by the scalar unit, not a DMA).
-  auto tensors = [](const std::vector<TensorDesc>& ts) {
-    int n = 0;
-    for (const auto& t : ts) n += t.elements() > 1 ? 1 : 0;
-    return std::max(1, n);
-  };
-  plan.read_streams = tensors(op.inputs);
+  plan.read_streams = f.read_tensors;
   if (kind.role == OpRole::kSlice) {
     // Slice's begin/size (StridedSlice's begin/end/strides) are tiling values the host folds
     // into the kernel's arguments, not tensors it loads: the 2023 GPT-3 run's Slice of a
@@ -43,7 +39,7 @@ OpCost run_plan(cost::KernelPlan& plan, const OpDesc& op, const HwSpec& hw, Core
     // than three read latencies alone (2.3 us at 1.85 GHz).
     plan.read_streams = 1;
   }
-  plan.write_streams = tensors(op.outputs);
+  plan.write_streams = f.write_tensors;
   if (kind.family == OpFamily::kGeneric) {
     plan.warnings |= kWarnUnknownOpType;
   } else {
@@ -86,7 +82,10 @@ OpCost run_plan(cost::KernelPlan& plan, const OpDesc& op, const HwSpec& hw, Core
 
 }  // namespace
 
-OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const PredictContext& ctx) {
+namespace {
+
+// AI CPU and host ops are costed directly; nullopt for an AI Core kernel.
+std::optional<OpCost> off_core(const OpDesc& op, const HwSpec& hw) {
   NPUSIM_CHECK(op.kind != nullptr);
   const OpKindInfo& kind = *op.kind;
   const Placement placement = op.placement.value_or(kind.placement);
@@ -95,27 +94,34 @@ OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const Pred
   // Where/Unique/NonZero default to the AI CPU; a profile may show them as AI Core kernels
   // (newer CANN ships AI Core versions), and then they are costed as such below.
   if (kind.family == OpFamily::kAicpu && !op.placement) return cost::cost_aicpu(op, hw);
+  return std::nullopt;
+}
 
+OpCost on_core(const OpDesc& op, const OpFacts& f, const HwSpec& hw, CoreBudget budget,
+               const PredictContext& ctx) {
+  const OpKindInfo& kind = *op.kind;
   PredictContext c = ctx;
-  if (c.l2_hit_ratio < 0 && op.attr("l2_hit_ratio")) c.l2_hit_ratio = op.attr_number("l2_hit_ratio", 0);
+  if (c.l2_hit_ratio < 0 && f.attrs.has(Attr::kL2HitRatio)) {
+    c.l2_hit_ratio = f.attrs.number(Attr::kL2HitRatio, 0, op);
+  }
   const Placement unit = kind.family == OpFamily::kCube ? Placement::kCube : Placement::kVector;
   const int cores = std::max(1, cost::available_cores(unit, hw, budget));
   if (kind.family == OpFamily::kCube) {
     // Only a cube op can carry MatMulV3's vector phases; other families skip building the slot.
     std::optional<cost::CubePhases> phases;
-    cost::KernelPlan plan = cost::plan_cube(op, hw, cores, &phases);
-    return run_plan(plan, op, hw, budget, c, phases ? &*phases : nullptr);
+    cost::KernelPlan plan = cost::plan_cube(op, f, hw, cores, &phases);
+    return run_plan(plan, op, f, hw, budget, c, phases ? &*phases : nullptr);
   }
   cost::KernelPlan plan = [&] {
     switch (kind.family) {
-      case OpFamily::kElementwise: return cost::plan_elementwise(op, hw, cores);
+      case OpFamily::kElementwise: return cost::plan_elementwise(op, f, hw, cores);
       case OpFamily::kReduction:
         return kind.role == OpRole::kPool || kind.role == OpRole::kPoolGrad
                    ? cost::plan_pool(op, hw, cores)
-                   : cost::plan_reduction(op, hw, cores);
-      case OpFamily::kDataMovement: return cost::plan_data_movement(op, hw, cores);
-      case OpFamily::kIndex: return cost::plan_index(op, hw, cores);
-      case OpFamily::kSort: return cost::plan_sort(op, hw, cores);
+                   : cost::plan_reduction(op, f, hw, cores);
+      case OpFamily::kDataMovement: return cost::plan_data_movement(op, f, hw, cores);
+      case OpFamily::kIndex: return cost::plan_index(op, f, hw, cores);
+      case OpFamily::kSort: return cost::plan_sort(op, f, hw, cores);
       case OpFamily::kAicpu:
         if (cost::is_nonzero_kernel(op)) return cost::plan_nonzero(op, hw, cores);
         break;
@@ -124,7 +130,19 @@ OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const Pred
     }
     return cost::plan_generic(op, hw, cores);
   }();
-  return run_plan(plan, op, hw, budget, c, nullptr);
+  return run_plan(plan, op, f, hw, budget, c, nullptr);
+}
+
+}  // namespace
+
+OpCost predict(const PreparedOp& op, const HwSpec& hw, CoreBudget budget, const PredictContext& ctx) {
+  if (auto c = off_core(op.op(), hw)) return *c;
+  return on_core(op.op(), op.facts(), hw, budget, ctx);
+}
+
+OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const PredictContext& ctx) {
+  if (auto c = off_core(op, hw)) return *c;
+  return on_core(op, op_facts(op), hw, budget, ctx);
 }
 
 }  // namespace npusim

@@ -4,6 +4,7 @@
 #include "model/hw_spec.h"
 #include "model/op_cost.h"
 #include "model/op_desc.h"
+#include "model/prepared_op.h"
 
 namespace npusim {
 
@@ -25,7 +26,11 @@ struct PredictContext {
 };
 
 /// Predicts one execution of `op` on `hw` within `budget`. Never throws on a well-formed OpDesc;
-/// allocates at most a few small vectors. Every part of the result traces to a field of `hw` or of `op`.
+/// never allocates on a prepared op. Every part of the result traces to a field of `hw` or of `op`.
+/// The PreparedOp form is the fast path for an op predicted more than once (model/prepared_op.h);
+/// the OpDesc form prepares the op first and gives the same bits.
+[[nodiscard]] OpCost predict(const PreparedOp& op, const HwSpec& hw, CoreBudget budget = {},
+                             const PredictContext& ctx = {});
 [[nodiscard]] OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget = {},
                              const PredictContext& ctx = {});
 

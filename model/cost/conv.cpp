@@ -21,6 +21,7 @@
 #include <optional>
 
 #include "model/cost/gemm.h"
+#include "model/prepared_op.h"
 #include "model/cost/kernel_plan.h"
 #include "model/op_table.h"
 
@@ -87,7 +88,7 @@ Filter filter_of(const TensorDesc& t) noexcept {
 
 }  // namespace
 
-Gemm gemm_of_conv(const OpDesc& op, const HwSpec& hw) noexcept {
+Gemm gemm_of_conv(const OpDesc& op, const HwSpec& hw, const AttrTable* attrs) noexcept {
   Gemm g;
   const OpRole role = op.kind->role;
   // The tensors that carry data, in the op's order (shape operands dropped).
@@ -139,7 +140,8 @@ Gemm gemm_of_conv(const OpDesc& op, const HwSpec& hw) noexcept {
   }
   const Fmap fx = fmap_of(*x);
   const Filter fw = filter_of(*filter);
-  const double groups = std::max(1.0, op.attr_number("groups", 1));
+  const double groups =
+      std::max(1.0, attrs ? attrs->number(Attr::kGroups, 1, op) : op.attr_number("groups", 1));
   // Element size on the cube: 32 bytes of K per fractal row over C0 when the layout has one.
   const double c0 = fx.c0 > 0 ? fx.c0 : fw.c0;
   double ds = dtype_bytes(x->dtype);
@@ -165,9 +167,10 @@ Gemm gemm_of_conv(const OpDesc& op, const HwSpec& hw) noexcept {
     std::array<std::int64_t, 8> v{};
     auto vd = [&](std::size_t i) { return static_cast<double>(v[i]); };
     double sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
-    if (const auto k = op.attr_ints("strides", v); k >= 2) sh = vd(k - 2), sw = vd(k - 1);
-    if (const auto k = op.attr_ints("dilations", v); k >= 2) dh = vd(k - 2), dw = vd(k - 1);
-    if (op.attr_ints("pads", v) == 4) ph = vd(0) + vd(1), pw = vd(2) + vd(3);
+    auto ints = [&](Attr a) { return attrs ? attrs->ints(a, v) : op.attr_ints(attr_key(a), v); };
+    if (const auto k = ints(Attr::kStrides); k >= 2) sh = vd(k - 2), sw = vd(k - 1);
+    if (const auto k = ints(Attr::kDilations); k >= 2) dh = vd(k - 2), dw = vd(k - 1);
+    if (ints(Attr::kPads) == 4) ph = vd(0) + vd(1), pw = vd(2) + vd(3);
     double kh = fw.kh, kw = fw.kw;
     if (kh <= 0 || kw <= 0) kh = kw = std::max(1.0, std::round(std::sqrt(std::max(area, 1.0))));
     fy = fx;

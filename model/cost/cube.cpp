@@ -237,15 +237,24 @@ CubePhases phases_of(const Gemm& g, const GemmMode& mode, const HwSpec& hw) noex
   return ph;
 }
 
+bool is_conv(OpRole role) noexcept {
+  return role == OpRole::kConv2D || role == OpRole::kConvBackpropInput ||
+         role == OpRole::kConvBackpropFilter;
+}
+
 }  // namespace
 
-KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores,
+bool matmul_gemm(const OpDesc& op, Gemm& out) noexcept {
+  if (op.kind->role == OpRole::kAttention || is_conv(op.kind->role)) return false;
+  out = gemm_of_matmul(op);
+  return true;
+}
+
+KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores,
                      std::optional<CubePhases>* phases) noexcept {
   if (op.kind->role == OpRole::kAttention) return plan_attention(op, hw);
-  const OpRole role = op.kind->role;
-  const bool conv = role == OpRole::kConv2D || role == OpRole::kConvBackpropInput ||
-                    role == OpRole::kConvBackpropFilter;
-  const Gemm g = conv ? gemm_of_conv(op, hw) : gemm_of_matmul(op);
+  const bool conv = is_conv(op.kind->role);
+  const Gemm g = conv ? gemm_of_conv(op, hw, &f.attrs) : f.has_gemm ? f.gemm : gemm_of_matmul(op);
   KernelPlan p;
   p.unit = op.placement.value_or(Placement::kCube) == Placement::kMix ? Placement::kMix
                                                                       : Placement::kCube;

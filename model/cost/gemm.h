@@ -7,6 +7,10 @@
 #include "model/hw_spec.h"
 #include "model/op_desc.h"
 
+namespace npusim {
+class AttrTable;  // model/prepared_op.h
+}  // namespace npusim
+
 namespace npusim::cost {
 
 /// batch x (m x k) . (k x n), with how each operand is laid out and read from GM.
@@ -33,6 +37,8 @@ struct Gemm {
 /// Conv2DBackpropFilter and the GE fusions built on them), read from NCHW / NHWC / NC1HWC0
 /// feature maps and NCHW / HWCN / FRACTAL_Z filters. Shape operands (the int32 input_size /
 /// filter_size vectors) are recognised and skipped.
-[[nodiscard]] Gemm gemm_of_conv(const OpDesc& op, const HwSpec& hw) noexcept;
+/// `attrs`, when given, holds the op's attributes parsed (a PreparedOp's).
+[[nodiscard]] Gemm gemm_of_conv(const OpDesc& op, const HwSpec& hw,
+                                const AttrTable* attrs = nullptr) noexcept;
 
 }  // namespace npusim::cost

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "model/cost/kernel_plan.h"
+#include "model/prepared_op.h"
 #include "model/op_table.h"
 
 namespace npusim::cost {
@@ -31,11 +32,11 @@ double vclass(const HwSpec& hw, VectorClass c) {
 
 }  // namespace
 
-KernelPlan plan_index(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
+KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores) noexcept {
   KernelPlan p;
   p.unit = Placement::kVector;
   const OpKindInfo& kind = *op.kind;
-  p.dup_ratio = op.attr_number("index_dup_ratio", hw.overhead.index_dup_ratio_default);
+  p.dup_ratio = f.attrs.number(Attr::kIndexDupRatio, hw.overhead.index_dup_ratio_default, op);
   if (op.inputs.size() < 2) {
     p.warnings |= kWarnShapeMismatch;
     return plan_generic(op, hw, cores);
@@ -50,7 +51,7 @@ KernelPlan plan_index(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
       }
     }
     const double ds = dtype_bytes(params.dtype);
-    const auto axis_raw = static_cast<std::int64_t>(op.attr_number("axis", 0));
+    const auto axis_raw = static_cast<std::int64_t>(f.attrs.number(Attr::kAxis, 0, op));
     const auto rank = static_cast<std::int64_t>(params.shape.size());
     const std::int64_t axis = std::clamp<std::int64_t>(axis_raw < 0 ? axis_raw + rank : axis_raw, 0,
                                                        std::max<std::int64_t>(0, rank - 1));
@@ -159,7 +160,7 @@ KernelPlan plan_index(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
   return p;
 }
 
-KernelPlan plan_sort(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
+KernelPlan plan_sort(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores) noexcept {
   KernelPlan p;
   p.unit = Placement::kVector;
   if (op.inputs.empty() || op.inputs[0].shape.empty()) {
@@ -171,11 +172,11 @@ KernelPlan plan_sort(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
   const double n = static_cast<double>(x.shape.back());
   const double rows = static_cast<double>(x.elements()) / n;
   // The valid length (after a what-if rewrite) bounds the sorted prefix.
-  const double n_eff = std::min(n, op.attr_number("valid_length", n));
+  const double n_eff = std::min(n, f.attrs.number(Attr::kValidLength, n, op));
   double k = n;
   if (op.kind->role == OpRole::kTopK) {
-    if (op.attr("k")) {
-      k = std::min(n, op.attr_number("k", n));
+    if (f.attrs.has(Attr::kK)) {
+      k = std::min(n, f.attrs.number(Attr::kK, n, op));
     } else if (!op.outputs.empty() && !op.outputs[0].shape.empty()) {
       k = static_cast<double>(op.outputs[0].shape.back());
     } else {

@@ -108,7 +108,8 @@ struct CubePhases {
 /// Family plan builders. `cores` is what the op may use (tilers split work by it). plan_cube
 /// also fills `phases` (when given) with the vector-core phases MatMulV3 runs around the GEMM;
 /// it stays empty when there are none (two KernelPlans are not built for nothing).
-[[nodiscard]] KernelPlan plan_cube(const OpDesc& op, const HwSpec& hw, int cores,
+/// The builders that take an OpFacts read the op-only quantities from it (model/prepared_op.h).
+[[nodiscard]] KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores,
                                    std::optional<CubePhases>* phases = nullptr) noexcept;
 /// What a fused attention op computes, read from its inputs and attributes.
 struct AttentionShape {
@@ -125,9 +126,14 @@ struct AttentionShape {
 /// compaction; is_nonzero_kernel() says which op types it costs.
 [[nodiscard]] bool is_nonzero_kernel(const OpDesc& op) noexcept;
 [[nodiscard]] KernelPlan plan_nonzero(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
-[[nodiscard]] KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
-[[nodiscard]] KernelPlan plan_reduction(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
-[[nodiscard]] KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
+[[nodiscard]] KernelPlan plan_elementwise(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
+                                          int cores) noexcept;
+[[nodiscard]] KernelPlan plan_reduction(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
+                                        int cores) noexcept;
+[[nodiscard]] KernelPlan plan_data_movement(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
+                                            int cores) noexcept;
+/// As above with the facts computed on the spot.
+[[nodiscard]] KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores);
 /// Pooling and its gradient over NC1HWC0 (or NCHW) maps, a window position at a time.
 [[nodiscard]] KernelPlan plan_pool(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
 /// TransData with NC1HWC0 or FRACTAL_Z on one side (model/cost/transdata.cpp): fills the plan's
@@ -136,8 +142,10 @@ struct AttentionShape {
 void plan_5d_transdata(KernelPlan& p, const TensorDesc& x, const TensorDesc& y, double nt,
                        const HwSpec& hw) noexcept;
 [[nodiscard]] KernelPlan plan_generic(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
-[[nodiscard]] KernelPlan plan_index(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
-[[nodiscard]] KernelPlan plan_sort(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
+[[nodiscard]] KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
+                                    int cores) noexcept;
+[[nodiscard]] KernelPlan plan_sort(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
+                                   int cores) noexcept;
 
 /// AI CPU and host ops do not run on AI Cores; they are costed directly.
 [[nodiscard]] OpCost cost_aicpu(const OpDesc& op, const HwSpec& hw) noexcept;

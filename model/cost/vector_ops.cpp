@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "model/cost/kernel_plan.h"
+#include "model/prepared_op.h"
 #include "model/cost/reduce_layout.h"
 #include "model/op_table.h"
 
@@ -96,9 +97,8 @@ bool per_row_operand_on_nz(const OpDesc& op) noexcept {
 
 }  // namespace
 
-KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
-  KernelPlan p;
-  p.unit = Placement::kVector;
+ElementwiseShape elementwise_shape(const OpDesc& op) noexcept {
+  ElementwiseShape s;
   const OpKindInfo& kind = *op.kind;
   double e = 1, last = 1;
   // The largest output sets the extent: MindSpore lists BNTrainingUpdate's per-channel
@@ -121,7 +121,7 @@ KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexc
     if (auto d = op.attr("dst_type"); d && parse_dtype(*d)) {
       out_dtype = *parse_dtype(*d);
     } else {
-      p.warnings |= kWarnOutputInferred;
+      s.warnings |= kWarnOutputInferred;
     }
   }
   double in_ds = 0;
@@ -140,6 +140,34 @@ KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexc
   for (const auto& t : op.inputs) {
     broadcast |= t.elements() > 1 && static_cast<double>(t.elements()) != e;
   }
+  double in_bytes = 0;
+  for (const auto& t : op.inputs) in_bytes += t.bytes();
+  s.e = e;
+  s.last = last;
+  s.in_ds = in_ds;
+  s.out_ds = out_ds;
+  s.ds = ds;
+  s.out_bytes_all = out_bytes_all;
+  s.rows = rows;
+  s.in_bytes = in_bytes;
+  s.broadcast = broadcast;
+  s.out_dtype = out_dtype;
+  s.scalar = any_int64(op.inputs) && !kind.int64_vector;
+  s.casts = widened_tensors(op, e, kind) + (op.outputs.empty() && out_dtype == DType::kBFloat16);
+  return s;
+}
+
+KernelPlan plan_elementwise(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
+                            int cores) noexcept {
+  ElementwiseShape local;
+  const ElementwiseShape& s = f.has_elementwise ? f.elementwise : (local = elementwise_shape(op));
+  KernelPlan p;
+  p.unit = Placement::kVector;
+  p.warnings |= s.warnings;
+  const OpKindInfo& kind = *op.kind;
+  const double e = s.e, last = s.last, ds = s.ds, out_ds = s.out_ds, rows = s.rows;
+  const double out_bytes_all = s.out_bytes_all;
+  const bool broadcast = s.broadcast;
 
   const std::int64_t tiles =
       vector_tiles(e * ds, hw, cores, broadcast ? saturating_count(rows) : INT64_MAX);
@@ -149,9 +177,7 @@ KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexc
   if (kind.writes_only) {
     p.out = flat_transfer(out_bytes_all, nt);
   } else if (!broadcast) {
-    double in_bytes = 0;
-    for (const auto& t : op.inputs) in_bytes += t.bytes();
-    p.in = flat_transfer(in_bytes, nt);
+    p.in = flat_transfer(s.in_bytes, nt);
     p.in.transfers = p.in.ideal_transfers = static_cast<double>(op.inputs.size());
     p.out = flat_transfer(out_bytes_all, nt);
   } else {
@@ -177,17 +203,15 @@ KernelPlan plan_elementwise(const OpDesc& op, const HwSpec& hw, int cores) noexc
     }
     p.out = row_transfer(rows, last * out_ds, nt, hw);
   }
-  const bool scalar = any_int64(op.inputs) && !kind.int64_vector;
-  const int casts =
-      widened_tensors(op, e, kind) + (op.outputs.empty() && out_dtype == DType::kBFloat16);
-  add_compute(p, kind, e * ds / nt, e / nt, scalar, hw, casts);
+  add_compute(p, kind, e * ds / nt, e / nt, s.scalar, hw, s.casts);
   p.vector_cycles += broadcast_passes * class_pass_cycles(VectorClass::kUnary, e * ds / nt, hw);
   p.tiles = tiles;
   p.flops = e * kind.pass_count;
   return p;
 }
 
-KernelPlan plan_reduction(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
+KernelPlan plan_reduction(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
+                          int cores) noexcept {
   KernelPlan p;
   p.unit = Placement::kVector;
   const OpKindInfo& kind = *op.kind;
@@ -199,7 +223,8 @@ KernelPlan plan_reduction(const OpDesc& op, const HwSpec& hw, int cores) noexcep
   const double e = static_cast<double>(x.elements());
   const double ds = dtype_bytes(x.dtype);
   // The physical pattern (model/cost/reduce_layout.h): size-1 axes dropped, neighbours merged.
-  const ReduceLayout layout = reduce_layout(op);
+  ReduceLayout local;
+  const ReduceLayout& layout = f.has_reduce ? f.reduce : (local = reduce_layout(op));
   const double reduced = layout.reduced;
   // Leading reduced runs with kept axes inside them (NC1HWC0 over N,H,W; NZ over N1; a middle
   // axis of ND): the kernel adds whole vectors of the kept axes beneath.
@@ -332,32 +357,11 @@ bool atomic_target(const TensorDesc& t) noexcept {
 
 }  // namespace
 
-KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
+bool movement_shape(const OpDesc& op, MovementShape& out) noexcept {
   const OpKindInfo& kind = *op.kind;
-  if (kind.role == OpRole::kCast) return plan_elementwise(op, hw, cores);
-  KernelPlan p;
-  p.unit = Placement::kVector;
-  if (kind.writes_only && op.outputs.empty()) {
-    // AtomicAddrClean (MindSpore on the 910) names a tensor of the kernel it prepares. Launched
-    // on several blocks with an atomic-add target named (atomic_target above), it zeroes that
-    // tensor over the blocks. Otherwise what it zeroes is the kernel's atomic-add outputs
-    // (per-channel BN sums, a few KB): the 910 runs measure 1.3-2.8 us for it beside named
-    // activations of up to 51 MB, a launch, its first read and one block written.
-    if (cores > 1 && !op.inputs.empty() && atomic_target(op.inputs[0])) {
-      const double bytes = op.inputs[0].bytes();
-      const std::int64_t tiles = vector_tiles(bytes, hw, cores, INT64_MAX);
-      p.tiles = tiles;
-      p.out = flat_transfer(bytes, static_cast<double>(tiles));
-      return p;
-    }
-    p.tiles = 1;
-    p.out = flat_transfer(hw.memory.block_bytes, 1);
-    return p;
-  }
-  if (op.inputs.empty()) {
-    p.warnings |= kWarnShapeMismatch;
-    return p;
-  }
+  if (kind.role == OpRole::kCast) return false;
+  if (kind.writes_only && op.outputs.empty()) return false;
+  if (op.inputs.empty()) return false;
   const TensorDesc& x = op.inputs[0];
   const double ds = dtype_bytes(x.dtype);
   // The output shape is built in a per-thread scratch vector: once it has grown to the largest
@@ -376,7 +380,7 @@ KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noe
         const std::size_t off = out_shape.size() - n;
         for (std::size_t i = 0; i < n; ++i) out_shape[off + i] *= std::max<std::int64_t>(1, v[i]);
       } else {
-        p.warnings |= kWarnOutputInferred;
+        out.warnings |= kWarnOutputInferred;
       }
       break;
     }
@@ -421,7 +425,7 @@ KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noe
       }
       if (!first || axis < 0 || axis >= rank) {
         out_shape = {static_cast<std::int64_t>(total)};
-        p.warnings |= kWarnOutputInferred;
+        out.warnings |= kWarnOutputInferred;
         break;
       }
       out_shape = first->shape;
@@ -456,7 +460,7 @@ KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noe
         }
       } else {
         out_shape = x.shape;
-        p.warnings |= kWarnOutputInferred;
+        out.warnings |= kWarnOutputInferred;
       }
       in_bytes = product(out_shape) * ds;  // a slice reads only what it keeps
       break;
@@ -472,11 +476,57 @@ KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) noe
     for (const auto& t : op.outputs) out_e += static_cast<double>(t.elements());
     if (op.outputs.empty()) out_e = static_cast<double>(x.elements());
   }
-  const double out_bytes = out_e * out_ds;
-  const double last_out = last_dim(out_shape);
-  const std::int64_t tiles = vector_tiles(std::max(out_bytes, in_bytes), hw, cores,
-                                          saturating_count(std::floor(out_e / last_out) *
-                                                           std::floor(std::max(1.0, last_out * out_ds / 32))));
+  out.in_bytes = in_bytes;
+  out.out_e = out_e;
+  out.out_ds = out_ds;
+  out.out_bytes = out_e * out_ds;
+  out.last_out = last_dim(out_shape);
+  out.parallel = saturating_count(std::floor(out.out_e / out.last_out) *
+                                  std::floor(std::max(1.0, out.last_out * out_ds / 32)));
+  return true;
+}
+
+KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) {
+  return plan_data_movement(op, op_facts(op), hw, cores);
+}
+
+KernelPlan plan_data_movement(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
+                              int cores) noexcept {
+  const OpKindInfo& kind = *op.kind;
+  if (kind.role == OpRole::kCast) return plan_elementwise(op, f, hw, cores);
+  KernelPlan p;
+  p.unit = Placement::kVector;
+  if (kind.writes_only && op.outputs.empty()) {
+    // AtomicAddrClean (MindSpore on the 910) names a tensor of the kernel it prepares. Launched
+    // on several blocks with an atomic-add target named (atomic_target above), it zeroes that
+    // tensor over the blocks. Otherwise what it zeroes is the kernel's atomic-add outputs
+    // (per-channel BN sums, a few KB): the 910 runs measure 1.3-2.8 us for it beside named
+    // activations of up to 51 MB, a launch, its first read and one block written.
+    if (cores > 1 && !op.inputs.empty() && atomic_target(op.inputs[0])) {
+      const double bytes = op.inputs[0].bytes();
+      const std::int64_t tiles = vector_tiles(bytes, hw, cores, INT64_MAX);
+      p.tiles = tiles;
+      p.out = flat_transfer(bytes, static_cast<double>(tiles));
+      return p;
+    }
+    p.tiles = 1;
+    p.out = flat_transfer(hw.memory.block_bytes, 1);
+    return p;
+  }
+  if (op.inputs.empty()) {
+    p.warnings |= kWarnShapeMismatch;
+    return p;
+  }
+  MovementShape local;
+  const MovementShape& m =
+      f.has_movement ? f.movement : (static_cast<void>(movement_shape(op, local)), local);
+  p.warnings |= m.warnings;
+  const TensorDesc& x = op.inputs[0];
+  const double ds = dtype_bytes(x.dtype);
+  const double in_bytes = m.in_bytes, out_e = m.out_e, out_ds = m.out_ds;
+  const double out_bytes = m.out_bytes;
+  const double last_out = m.last_out;
+  const std::int64_t tiles = vector_tiles(std::max(out_bytes, in_bytes), hw, cores, m.parallel);
   const double nt = static_cast<double>(tiles);
   const double b = std::min<double>(cores, nt);
 

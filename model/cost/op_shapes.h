@@ -1,0 +1,44 @@
+#pragma once
+// What the family cost models derive from an op alone -- shapes, dtypes, attributes, layout
+// decisions that depend neither on the chip (HwSpec) nor on the core budget. A PreparedOp
+// (model/prepared_op.h) computes them once; the plan builders read them instead of walking
+// shapes and parsing attributes on every predict() call. Each struct is filled by the builder's
+// own code (the same expressions in the same order), so a prepared op predicts bit for bit what
+// an unprepared one does.
+
+#include <cstdint>
+
+#include "model/cost/gemm.h"
+#include "model/cost/reduce_layout.h"
+#include "model/op_desc.h"
+
+namespace npusim::cost {
+
+/// The op-only part of an elementwise plan (model/cost/vector_ops.cpp, plan_elementwise).
+struct ElementwiseShape {
+  double e = 1, last = 1;   ///< output elements and last dimension
+  double in_ds = 0, out_ds = 0, ds = 0;
+  double out_bytes_all = 0;
+  double rows = 1;
+  double in_bytes = 0;      ///< all inputs' bytes (used when nothing broadcasts)
+  bool broadcast = false;
+  bool scalar = false;      ///< int64 data on the scalar unit
+  int casts = 0;            ///< tensors widened to fp32
+  DType out_dtype = DType::kFloat16;
+  std::uint32_t warnings = 0;
+};
+[[nodiscard]] ElementwiseShape elementwise_shape(const OpDesc& op) noexcept;
+
+/// The op-only part of a data-movement plan (plan_data_movement) after its early exits.
+struct MovementShape {
+  double in_bytes = 0, out_e = 1, out_ds = 0, out_bytes = 0, last_out = 1;
+  std::int64_t parallel = 1;  ///< the tiler's cap on parallel units
+  std::uint32_t warnings = 0;
+};
+/// False when plan_data_movement returns before tiling (Cast, AtomicAddrClean, no input).
+[[nodiscard]] bool movement_shape(const OpDesc& op, MovementShape& out) noexcept;
+
+/// The GEMM of a MatMul / BatchMatMul (not a convolution, not attention); false for other ops.
+[[nodiscard]] bool matmul_gemm(const OpDesc& op, Gemm& out) noexcept;
+
+}  // namespace npusim::cost

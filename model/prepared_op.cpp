@@ -1,0 +1,83 @@
+#include "model/prepared_op.h"
+
+#include <algorithm>
+
+#include "model/op_table.h"
+
+namespace npusim {
+
+namespace {
+
+constexpr std::array<std::string_view, kAttrCount> kKeys{
+    "l2_hit_ratio", "concat_dim", "axis", "dim", "k", "valid_length", "index_dup_ratio", "groups",
+    "strides", "dilations", "pads", "perm", "size", "multiples"};
+
+// Stream count of a tensor list as run_plan counted it per call (model/predict.cpp).
+int stream_tensors(const std::vector<TensorDesc>& ts) noexcept {
+  int n = 0;
+  for (const auto& t : ts) n += t.elements() > 1 ? 1 : 0;
+  return std::max(1, n);
+}
+
+}  // namespace
+
+std::string_view attr_key(Attr a) noexcept { return kKeys[static_cast<std::size_t>(a)]; }
+
+AttrTable::AttrTable(const OpDesc& op) {
+  if (op.attrs.empty()) return;
+  for (std::size_t i = 0; i < kAttrCount; ++i) {
+    // op.attr() finds the first attribute of a key, as every reader does
+    const auto v = op.attr(kKeys[i]);
+    if (!v) continue;
+    present_ |= 1u << i;
+    try {
+      number_[i] = op.attr_number(kKeys[i], 0);
+      number_ok_ |= 1u << i;
+    } catch (const InputError&) {
+      // not a number: number() defers to the op, which throws this again where it is read
+    }
+    if (i >= kFirstListAttr) {
+      std::array<std::int64_t, 8> ints{};
+      ints_n_[i - kFirstListAttr] = static_cast<std::uint8_t>(op.attr_ints(kKeys[i], ints));
+      ints_[i - kFirstListAttr] = ints;
+    }
+  }
+}
+
+OpFacts op_facts(const OpDesc& op) {
+  OpFacts f;
+  f.attrs = AttrTable(op);
+  f.read_tensors = stream_tensors(op.inputs);
+  f.write_tensors = stream_tensors(op.outputs);
+  if (op.kind == nullptr) return f;
+  switch (op.kind->family) {
+    case OpFamily::kCube:
+      f.has_gemm = cost::matmul_gemm(op, f.gemm);
+      break;
+    case OpFamily::kElementwise:
+      f.elementwise = cost::elementwise_shape(op);
+      f.has_elementwise = true;
+      break;
+    case OpFamily::kDataMovement:
+      if (op.kind->role == OpRole::kCast) {
+        f.elementwise = cost::elementwise_shape(op);
+        f.has_elementwise = true;
+      } else {
+        f.has_movement = cost::movement_shape(op, f.movement);
+      }
+      break;
+    case OpFamily::kReduction:
+      if (op.kind->role != OpRole::kPool && op.kind->role != OpRole::kPoolGrad) {
+        f.reduce = cost::reduce_layout(op);
+        f.has_reduce = true;
+      }
+      break;
+    default:
+      break;
+  }
+  return f;
+}
+
+PreparedOp::PreparedOp(OpDesc op) : op_(std::move(op)), facts_(op_facts(op_)) {}
+
+}  // namespace npusim
