@@ -9,7 +9,10 @@
 
 namespace npusim {
 
-SamplePrediction predict_sample(const Sample& s, const HwSpec& hw) {
+namespace {
+
+template <class Op>
+SamplePrediction predict_sample_of(const Sample& s, const Op& op, const HwSpec& hw) {
   SamplePrediction p;
   const bool cube = s.op.kind->family == OpFamily::kCube;
   CoreBudget budget;
@@ -24,10 +27,20 @@ SamplePrediction predict_sample(const Sample& s, const HwSpec& hw) {
   }
   PredictContext ctx;
   ctx.l2_hit_ratio = s.l2_hit_ratio;
-  p.cost = predict(s.op, hw, budget, ctx);
+  p.cost = predict(op, hw, budget, ctx);
   p.predicted_us = p.cost.duration_us - p.cost.critical_path.host_us;
   p.ape = s.measured_us > 0 ? std::abs(p.predicted_us - s.measured_us) / s.measured_us : 0.0;
   return p;
+}
+
+}  // namespace
+
+SamplePrediction predict_sample(const Sample& s, const HwSpec& hw) {
+  return predict_sample_of(s, s.op, hw);
+}
+
+SamplePrediction predict_sample(const Sample& s, const PreparedOp& op, const HwSpec& hw) {
+  return predict_sample_of(s, op, hw);
 }
 
 void infer_l2_hits(std::vector<Sample>& samples, const HwSpec& hw) {

@@ -11,6 +11,7 @@
 #include "model/hw_spec.h"
 #include "model/op_cost.h"
 #include "model/op_desc.h"
+#include "model/prepared_op.h"
 
 namespace npusim {
 
@@ -63,6 +64,9 @@ struct AccuracyReport {
 
 /// Predicts one sample with its measured block dim as the core budget.
 [[nodiscard]] SamplePrediction predict_sample(const Sample& s, const HwSpec& hw);
+/// As above with `op` = s.op prepared once (model/prepared_op.h): what a fit that predicts the
+/// same rows under many candidate specs calls.
+[[nodiscard]] SamplePrediction predict_sample(const Sample& s, const PreparedOp& op, const HwSpec& hw);
 
 /// Summary of parallel arrays of measured and predicted durations.
 [[nodiscard]] ErrorSummary summarize(const std::vector<double>& measured,

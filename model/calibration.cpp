@@ -167,6 +167,10 @@ CalibrationResult calibrate(const std::vector<Sample>& samples, const std::vecto
     if (samples.at(i).measured_us > 0) rows.push_back(i);
   }
   const auto n = static_cast<Eigen::Index>(rows.size());
+  // Every candidate spec predicts the same rows: their ops are prepared once.
+  std::vector<PreparedOp> prepared;
+  prepared.reserve(rows.size());
+  for (const std::size_t i : rows) prepared.emplace_back(samples[i].op);
   const double c = opt.robust_scale;
   const double inv_var = 1.0 / (opt.prior_sigma * opt.prior_sigma);
 
@@ -182,7 +186,8 @@ CalibrationResult calibrate(const std::vector<Sample>& samples, const std::vecto
     Eigen::VectorXd r(n);
     for (Eigen::Index k = 0; k < n; ++k) {
       const Sample& s = samples[rows[static_cast<std::size_t>(k)]];
-      const double pred = std::max(predict_sample(s, h).predicted_us, 1e-6);
+      const double pred =
+          std::max(predict_sample(s, prepared[static_cast<std::size_t>(k)], h).predicted_us, 1e-6);
       r[k] = std::log(pred / s.measured_us);
     }
     return r;

@@ -484,19 +484,6 @@ double HwSpec::peak_vector_tops_fp16() const noexcept {
 }
 
 // GB/s = 1e9 B/s = 1e3 B/us.
-double HwSpec::hbm_bytes_per_us() const noexcept {
-  return memory.hbm_bandwidth_gbps * memory.hbm_efficiency * 1e3;
-}
-
-double HwSpec::hbm_bus_bytes(double read, double write) const noexcept {
-  const double w = write / memory.hbm_write_factor;
-  return read + w + memory.hbm_turnaround * std::min(read, w);
-}
-
-double HwSpec::l2_bytes_per_us() const noexcept {
-  return memory.l2_bandwidth_gbps * memory.l2_efficiency * 1e3;
-}
-
 HwSpec load_hw_spec(const fs::path& file, const std::vector<fs::path>& overlays) {
   Loader loader;
   loader.load_chip_file(file);

@@ -193,13 +193,20 @@ struct HwSpec {
   /// Peak vector rate of the whole chip in Telement-ops/s for fp16 (one binary op per lane).
   [[nodiscard]] double peak_vector_tops_fp16() const noexcept;
   /// Effective streaming HBM bandwidth, bytes per microsecond.
-  [[nodiscard]] double hbm_bytes_per_us() const noexcept;
+  [[nodiscard]] double hbm_bytes_per_us() const noexcept {
+    return memory.hbm_bandwidth_gbps * memory.hbm_efficiency * 1e3;
+  }
   /// HBM bus time of `read` and `write` bytes, in read bytes (hbm_bytes_per_us() moves that many
   /// per µs): writes at [memory].hbm_write_factor, plus the read-write turnaround, which costs
   /// hbm_turnaround per byte of the smaller stream (a stream in one direction pays none).
-  [[nodiscard]] double hbm_bus_bytes(double read, double write) const noexcept;
+  [[nodiscard]] double hbm_bus_bytes(double read, double write) const noexcept {
+    const double w = write / memory.hbm_write_factor;
+    return read + w + memory.hbm_turnaround * (w < read ? w : read);  // std::min(read, w)
+  }
   /// L2 bandwidth, bytes per microsecond.
-  [[nodiscard]] double l2_bytes_per_us() const noexcept;
+  [[nodiscard]] double l2_bytes_per_us() const noexcept {
+    return memory.l2_bandwidth_gbps * memory.l2_efficiency * 1e3;
+  }
 };
 
 /// Loads and validates a chip file, then applies each overlay in order.

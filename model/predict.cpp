@@ -84,17 +84,16 @@ OpCost run_plan(cost::KernelPlan& plan, const OpDesc& op, const OpFacts& f, cons
 
 namespace {
 
-// AI CPU and host ops are costed directly; nullopt for an AI Core kernel.
-std::optional<OpCost> off_core(const OpDesc& op, const HwSpec& hw) {
+// Where an op runs: AI CPU and host ops are costed directly, the rest as AI Core kernels.
+Placement runs_on(const OpDesc& op) {
   NPUSIM_CHECK(op.kind != nullptr);
   const OpKindInfo& kind = *op.kind;
   const Placement placement = op.placement.value_or(kind.placement);
-  if (placement == Placement::kAicpu) return cost::cost_aicpu(op, hw);
-  if (placement == Placement::kHost) return cost::cost_host(op, hw);
+  if (placement == Placement::kAicpu || placement == Placement::kHost) return placement;
   // Where/Unique/NonZero default to the AI CPU; a profile may show them as AI Core kernels
   // (newer CANN ships AI Core versions), and then they are costed as such below.
-  if (kind.family == OpFamily::kAicpu && !op.placement) return cost::cost_aicpu(op, hw);
-  return std::nullopt;
+  if (kind.family == OpFamily::kAicpu && !op.placement) return Placement::kAicpu;
+  return placement;
 }
 
 OpCost on_core(const OpDesc& op, const OpFacts& f, const HwSpec& hw, CoreBudget budget,
@@ -136,13 +135,19 @@ OpCost on_core(const OpDesc& op, const OpFacts& f, const HwSpec& hw, CoreBudget 
 }  // namespace
 
 OpCost predict(const PreparedOp& op, const HwSpec& hw, CoreBudget budget, const PredictContext& ctx) {
-  if (auto c = off_core(op.op(), hw)) return *c;
-  return on_core(op.op(), op.facts(), hw, budget, ctx);
+  switch (runs_on(op.op())) {
+    case Placement::kAicpu: return cost::cost_aicpu(op.op(), hw);
+    case Placement::kHost: return cost::cost_host(op.op(), hw);
+    default: return on_core(op.op(), op.facts(), hw, budget, ctx);
+  }
 }
 
 OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const PredictContext& ctx) {
-  if (auto c = off_core(op, hw)) return *c;
-  return on_core(op, op_facts(op), hw, budget, ctx);
+  switch (runs_on(op)) {
+    case Placement::kAicpu: return cost::cost_aicpu(op, hw);
+    case Placement::kHost: return cost::cost_host(op, hw);
+    default: return on_core(op, op_facts(op), hw, budget, ctx);
+  }
 }
 
 }  // namespace npusim

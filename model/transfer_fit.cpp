@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -75,6 +76,7 @@ struct Row {
   Sample sample;
   double weight;
   bool validation;
+  std::optional<PreparedOp> op;  ///< sample.op prepared once: every candidate spec predicts it
 };
 
 std::vector<Row> build_rows(const std::vector<FitGroup>& groups, const TransferOptions& o) {
@@ -103,8 +105,9 @@ std::vector<Row> build_rows(const std::vector<FitGroup>& groups, const TransferO
       for (const std::size_t i : idx) t.push_back(grp.samples->at(i).measured_us);
       std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
       Row r{g, grp.samples->at(idx.front()), static_cast<double>(idx.size()),
-            unit_interval(key_hash(k, o.seed + 7919)) < o.validation_fraction};
+            unit_interval(key_hash(k, o.seed + 7919)) < o.validation_fraction, std::nullopt};
       r.sample.measured_us = t[t.size() / 2];
+      r.op.emplace(r.sample.op);
       total += r.weight;
       out.push_back(std::move(r));
     }
@@ -141,7 +144,8 @@ class Problem {
       const std::size_t g = rows[k]->group;
       if (only_chip && groups_[g].chip != *only_chip) continue;
       if (!specs[g]) specs[g] = std::make_unique<HwSpec>(spec(g, u));
-      const double pred = std::max(predict_sample(rows[k]->sample, *specs[g]).predicted_us, 1e-6);
+      const double pred =
+          std::max(predict_sample(rows[k]->sample, *rows[k]->op, *specs[g]).predicted_us, 1e-6);
       r[static_cast<Eigen::Index>(k)] = std::log(pred / rows[k]->sample.measured_us);
     }
     return r;

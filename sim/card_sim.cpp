@@ -389,8 +389,8 @@ class CardModel final : public EventTarget {
     }
   }
 
-  const OpDesc& desc(std::size_t op, std::uint32_t gear_idx) {
-    std::optional<OpDesc>& slot = descs_[op * sc_.deployment.gears.size() + gear_idx];
+  const PreparedOp& desc(std::size_t op, std::uint32_t gear_idx) {
+    std::optional<PreparedOp>& slot = descs_[op * sc_.deployment.gears.size() + gear_idx];
     if (!slot) slot = sc_.graph.instantiate(op, sc_.deployment.gears[gear_idx]);
     return *slot;
   }
@@ -1155,7 +1155,7 @@ class CardModel final : public EventTarget {
   Simulator sim_;
   std::vector<OpInfo> ops_;
   std::vector<std::size_t> order_;
-  std::vector<std::optional<OpDesc>> descs_;
+  std::vector<std::optional<PreparedOp>> descs_;
   std::unordered_map<std::uint64_t, Timing> timings_;  // node-based: references stay valid
   struct MemoEntry {
     std::uint64_t key = 0;

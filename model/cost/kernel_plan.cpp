@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "model/op_table.h"
 
@@ -188,13 +189,16 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
     fold = {0, 0, 0, fold.kind};
   }
 
+  // Each stage's total once (the stage structs no longer change below).
+  double tot[kStages];
   int bound_stage = 0;
   double sum_stages = 0;
   for (int i = 0; i < kStages; ++i) {
-    sum_stages += st[i].total();
-    if (st[i].total() > st[bound_stage].total()) bound_stage = i;
+    tot[i] = st[i].total();
+    sum_stages += tot[i];
+    if (tot[i] > tot[bound_stage]) bound_stage = i;
   }
-  const double max_stage = st[bound_stage].total();
+  const double max_stage = tot[bound_stage];
   // Double-buffered pipeline on each core: every stage once (fill), then the slowest stage for each
   // further tile. The ideal (fractional) wave count splits off the last partial wave as tail.
   // Without double buffering (ub_single_buffer) every tile runs all its stages in series.
@@ -203,34 +207,47 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
                                : sum_stages + static_cast<double>(w - 1) * max_stage;
 
   CriticalPath& cp = c.critical_path;
+  // The critical-path parts and the bound categories are summed in locals, stage by stage in
+  // stage order (the order of the additions is the result's last bit).
+  double compute_us = 0, memory_us = 0, alignment_us = 0, conflict_us = 0;
   double category[4] = {0, 0, 0, 0};  // cube, vector, scalar, memory
-  auto add_stage = [&](int i, double times) {
+  const double vec_tot = vec_us + scal_us + vdma_us;
+  // Adds stage i run `times` times; kOne: times is 1 (x * 1.0 is x, so it is left out).
+  auto add_stage = [&](int i, double times, auto one) {
+    constexpr bool kOne = decltype(one)::value;
     const Stage& s = st[i];
-    if (s.kind == Stage::kMemory) {
-      cp.memory_us += s.base * times;
-      category[Stage::kMemory] += s.base * times;
-    } else {
-      if (i == kVec) {
-        // vector, scalar and the vector core's serial transfers share the stage; split by their
-        // own busy times
-        const double tot = vec_us + scal_us + vdma_us;
-        const double dma = tot > 0 ? s.base * times * vdma_us / tot : 0;
-        cp.compute_us += s.base * times - dma;
-        cp.memory_us += dma;
-        category[Stage::kVector] += tot > 0 ? s.base * times * vec_us / tot : 0;
-        category[Stage::kScalar] += tot > 0 ? s.base * times * scal_us / tot : 0;
-        category[Stage::kMemory] += dma;
-      } else {
-        cp.compute_us += s.base * times;
-        category[s.kind] += s.base * times;
-      }
+    const double base = kOne ? s.base : s.base * times;
+    if (i == kIn || i == kFix || i == kOut) {  // Stage::kMemory, whatever folding did
+      memory_us += base;
+      category[Stage::kMemory] += base;
+    } else if (i == kVec) {
+      // vector, scalar and the vector core's serial transfers share the stage; split by their
+      // own busy times
+      const double dma = vec_tot > 0 ? base * vdma_us / vec_tot : 0;
+      compute_us += base - dma;
+      memory_us += dma;
+      category[Stage::kVector] += vec_tot > 0 ? base * vec_us / vec_tot : 0;
+      category[Stage::kScalar] += vec_tot > 0 ? base * scal_us / vec_tot : 0;
+      category[Stage::kMemory] += dma;
+    } else {  // MTE1 and the cube: Stage::kCube
+      compute_us += base;
+      category[Stage::kCube] += base;
     }
-    cp.alignment_us += s.align * times;
-    cp.conflict_us += s.conflict * times;
-    category[Stage::kMemory] += (s.align + s.conflict) * times;
+    alignment_us += kOne ? s.align : s.align * times;
+    conflict_us += kOne ? s.conflict : s.conflict * times;
+    category[Stage::kMemory] += kOne ? s.align + s.conflict : (s.align + s.conflict) * times;
   };
-  for (int i = 0; i < kStages; ++i) add_stage(i, serial ? w_ideal : 1.0);
-  if (!serial) add_stage(bound_stage, w_ideal - 1.0);
+  using One = std::true_type;
+  using Times = std::false_type;
+  if (serial) {
+    for (int i = 0; i < kStages; ++i) add_stage(i, w_ideal, Times{});
+  } else {
+    for (int i = 0; i < kStages; ++i) add_stage(i, 1.0, One{});
+    add_stage(bound_stage, w_ideal - 1.0, Times{});
+  }
+  cp.compute_us = compute_us;
+  cp.alignment_us = alignment_us;
+  cp.conflict_us = conflict_us;
   cp.tail_us = (static_cast<double>(w) - w_ideal) * (serial ? sum_stages : max_stage);
   category[st[bound_stage].kind == Stage::kMemory ? Stage::kMemory : st[bound_stage].kind] +=
       cp.tail_us;
@@ -258,7 +275,7 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
       in_total + (plan.out.padded_bytes + fix_traffic) * static_cast<double>(tiles);
   const double t_l2 = l2_total / (hw.l2_bytes_per_us() * share);
   const double saturation = std::max(0.0, std::max(t_chip, t_l2) - t_core);
-  cp.memory_us += saturation;
+  memory_us += saturation;
   category[Stage::kMemory] += saturation;
 
   // Every kernel starts by reading its tiling data and arguments from GM, so even one with no
@@ -277,7 +294,8 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   const double writes_n = 1 + hw.memory.write_stream_share * (ws - 1);
   const double latency = (hw.memory.read_latency_cycles * reads +
                           (writes ? hw.memory.write_latency_cycles * writes_n : 0.0)) / f;
-  cp.memory_us += latency;
+  memory_us += latency;
+  cp.memory_us = memory_us;
   category[Stage::kMemory] += latency;
   cp.head_us = (hw.overhead.launch_cycles + hw.overhead.per_block_cycles * b) / f;
 
@@ -295,12 +313,12 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   const double wd = static_cast<double>(w);
   PipeTimes& p = c.pipes;
   p.cube_us = wd * cube_busy_us;  // each pipe's own busy time, also when stages run in series
-  p.mte1_us = wd * st[kMte1].total();
+  p.mte1_us = wd * tot[kMte1];
   p.vector_us = wd * vec_us;
   p.scalar_us = wd * scal_us;
   p.fixpipe_us = wd * fixpipe_busy_us;
   p.mte2_us = wd * mte2_busy_us;
-  p.mte3_us = wd * st[kOut].total();
+  p.mte3_us = wd * tot[kOut];
   if (plan.vector_dma_cycles > 0) {
     // the vector core's serial transfers: reads and writes together (the plan does not split
     // them), shown on MTE2 where the workspace loads dominate

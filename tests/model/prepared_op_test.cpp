@@ -1,0 +1,135 @@
+// PreparedOp (model/prepared_op.h): predict() on a prepared op gives the bits the OpDesc form
+// gives, and a rewritten op predicts as a freshly made one once it is prepared again -- the
+// facts are the op's own, never a stale copy of an earlier version of it.
+#include "model/prepared_op.h"
+
+#include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "model/graph.h"
+#include "model/passes.h"
+#include "model/predict.h"
+#include "tests/model/test_ops.h"
+
+namespace {
+
+using namespace npusim;
+namespace test = npusim::test;
+
+// Every field, written shortest round-trip: equal text is equal bits.
+std::string text_of(const OpCost& c) {
+  const CriticalPath& p = c.critical_path;
+  const PipeTimes& q = c.pipes;
+  return fmt::format("{} {} {} {} {} {} {} {} [{} {} {} {} {} {} {}] [{} {} {} {} {} {} {}] {} {} {}",
+                     c.duration_us, c.block_dim, static_cast<int>(c.bound), c.core_time_us,
+                     c.bytes_in, c.bytes_out, c.flops, c.cube_efficiency, p.head_us, p.compute_us,
+                     p.memory_us, p.alignment_us, p.conflict_us, p.tail_us, p.host_us, q.cube_us,
+                     q.vector_us, q.scalar_us, q.mte1_us, q.mte2_us, q.mte3_us, q.fixpipe_us,
+                     c.waves, c.tiles, c.warnings);
+}
+
+std::vector<OpDesc> sample_ops() {
+  return {
+      test::op("MatMulV2", "4096,1024;1024,4096", "BF16"),
+      test::op("MatMulV2", "1024,4096;1024,4096", "FLOAT16", {{"transpose_x1", "true"}}),
+      test::op("BatchMatMulV2", "1024,1,32;32,300", "FLOAT16"),
+      test::op("Conv2D", "8,64,56,56;128,64,3,3", "FLOAT16", {{"pads", "1,1,1,1"}, {"strides", "1,1,2,2"}}),
+      test::op("Add", "1024,4096;1024,4096", "FLOAT16"),
+      test::op("Equal", "1,4000;400,1", "INT64"),
+      test::op("Cast", "64,4000", "FLOAT16", {{"dst_type", "FLOAT"}}),
+      test::op("SoftmaxV2", "64,12,128,128", "FLOAT16"),
+      test::op("ReduceSum", "64,128,768", "FLOAT16", {{"axes", "1"}}),
+      test::op("ConcatD", "64,400;64,400", "FLOAT16", {{"concat_dim", "1"}}),
+      test::op("Transpose", "64,12,128,64", "FLOAT16", {{"perm", "0,2,1,3"}}),
+      test::op("Tile", "1,768", "FLOAT16", {{"multiples", "512,1"}}),
+      test::op("GatherV2", "1000000,64;64,4000;1", "FLOAT16;INT32;INT32", {{"index_dup_ratio", "0.3"}}),
+      test::op("TopKV2", "64,4000", "FLOAT16", {{"k", "100"}, {"valid_length", "1000"}}),
+      test::op("Unique", "64,4000", "INT64"),
+      test::op("MyFusedOp", "64,4000", "FLOAT16", {{"l2_hit_ratio", "0.5"}}),
+  };
+}
+
+}  // namespace
+
+TEST_CASE("a prepared op predicts the bits its OpDesc predicts", "[prepared]") {
+  for (const char* chip : {"ascend910b3", "ascend910"}) {
+    const HwSpec& hw = test::chip(chip);
+    for (const OpDesc& op : sample_ops()) {
+      const PreparedOp prepared(op);
+      for (const CoreBudget budget : {CoreBudget{}, CoreBudget{4, 8, 0}, CoreBudget{0, 0, 64}}) {
+        for (const double l2 : {-1.0, 0.0, 0.7}) {
+          PredictContext ctx;
+          ctx.l2_hit_ratio = l2;
+          INFO(op.type << " on " << chip << " l2 " << l2);
+          CHECK(text_of(predict(prepared, hw, budget, ctx)) == text_of(predict(op, hw, budget, ctx)));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("a prepared op follows its chip: a spec changed between calls changes the answer",
+          "[prepared]") {
+  // calibration moves spec parameters between calls with the same prepared ops
+  HwSpec hw = test::chip("ascend910b3");
+  const PreparedOp add(test::op("Add", "1024,4096;1024,4096", "FLOAT16"));
+  const double before = predict(add, hw).duration_us;
+  hw.memory.hbm_efficiency *= 0.5;
+  const double after = predict(add, hw).duration_us;
+  CHECK(after > before);
+  CHECK(text_of(predict(add, hw)) == text_of(predict(add.op(), hw)));
+}
+
+TEST_CASE("a rewritten op, prepared again, predicts as a freshly made one", "[prepared]") {
+  const HwSpec& hw = test::chip("ascend910b3");
+  // A shape changed by hand on a copy: the old PreparedOp keeps the op it was made from.
+  OpDesc op = test::op("Add", "1024,4096;1024,4096", "FLOAT16");
+  const PreparedOp old(op);
+  op.inputs[0].shape = {2048, 4096};
+  op.inputs[1].shape = {2048, 4096};
+  const PreparedOp renewed(op);
+  const OpDesc fresh = test::op("Add", "2048,4096;2048,4096", "FLOAT16");
+  CHECK(text_of(predict(renewed, hw)) == text_of(predict(fresh, hw)));
+  CHECK(text_of(predict(old, hw)) != text_of(predict(fresh, hw)));
+  CHECK(old.op().inputs[0].shape == std::vector<std::int64_t>{1024, 4096});
+
+  // An attribute a graph pass adds (topk_valid_length): the instantiated op of the rewritten
+  // graph, prepared, predicts what a TopK made with that attribute predicts.
+  GraphOp gop;
+  gop.text.name = "topk";
+  gop.text.type = "TopK";
+  gop.text.input_shapes = "B,4000;1";
+  gop.text.input_dtypes = "FLOAT16;INT32";
+  gop.text.attrs = {{"k", "50"}, {"valid_fraction", "0.25"}};
+  const Graph g = Graph::build("topk", {gop});
+  const PassResult r = topk_valid_length(g);
+  REQUIRE(r.changes.size() == 1);
+  const PreparedOp before(g.instantiate(0, 20));
+  const PreparedOp after(r.graph.instantiate(0, 20));
+  // the op of the original graph with the attribute added by hand, predicted fresh
+  OpDesc made = g.instantiate(0, 20);
+  made.attrs.emplace_back("valid_length", "1000");
+  CHECK(text_of(predict(after, hw)) == text_of(predict(made, hw)));
+  CHECK(text_of(predict(before, hw)) != text_of(predict(made, hw)));
+  CHECK(predict(after, hw).duration_us < predict(before, hw).duration_us);
+}
+
+TEST_CASE("a malformed attribute read from a prepared op throws as the OpDesc's does",
+          "[prepared]") {
+  OpDesc op = test::op("GatherV2", "1000,64;4000", "FLOAT16;INT32");
+  op.attrs.emplace_back("index_dup_ratio", "lots");
+  const PreparedOp p(op);
+  CHECK(p.facts().attrs.has(Attr::kIndexDupRatio));
+  CHECK_THROWS_AS(p.facts().attrs.number(Attr::kIndexDupRatio, 0, p.op()), InputError);
+  CHECK_THROWS_AS(op.attr_number("index_dup_ratio", 0), InputError);
+  const PreparedOp q(test::op("Conv2D", "8,64,56,56;128,64,3,3", "FLOAT16", {{"pads", "1,2,3,4"}}));
+  std::array<std::int64_t, 8> v{};
+  REQUIRE(q.facts().attrs.ints(Attr::kPads, v) == 4);
+  CHECK(v[0] == 1);
+  CHECK(v[3] == 4);
+  CHECK(q.facts().attrs.ints(Attr::kStrides, v) == 0);
+}
