@@ -218,17 +218,23 @@ std::optional<std::string_view> OpDesc::attr(std::string_view key) const noexcep
   return std::nullopt;
 }
 
+std::optional<double> parse_attr_number(std::string_view value) noexcept {
+  const std::string_view t = trim(value);
+  double out = 0;
+  const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), out);
+  if (ec != std::errc() || ptr != t.data() + t.size() || !std::isfinite(out)) return std::nullopt;
+  return out;
+}
+
 double OpDesc::attr_number(std::string_view key, double fallback) const {
   const auto v = attr(key);
   if (!v) return fallback;
-  const std::string_view t = trim(*v);
-  double out = 0;
-  const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), out);
-  if (ec != std::errc() || ptr != t.data() + t.size() || !std::isfinite(out)) {
+  const std::optional<double> out = parse_attr_number(*v);
+  if (!out) {
     throw InputError({"<op " + name + ">", 0, 0},
                      fmt::format("attribute '{}' of {}: expected a number, got '{}'", key, type, *v));
   }
-  return out;
+  return *out;
 }
 
 bool OpDesc::attr_bool(std::string_view key, bool fallback) const {

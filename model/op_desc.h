@@ -120,6 +120,10 @@ struct OpDesc {
   std::size_t attr_ints(std::string_view key, std::array<std::int64_t, 8>& out) const noexcept;
 };
 
+/// An attribute value as OpDesc::attr_number reads it (surrounding quotes and blanks ignored);
+/// nullopt when it is not a finite number.
+[[nodiscard]] std::optional<double> parse_attr_number(std::string_view value) noexcept;
+
 /// Parses a profile-style shape list: "1,4000;400,1" -> {{1,4000},{400,1}}.
 /// An empty item ("" or between two ';') is a scalar. Surrounding quotes and spaces are ignored.
 /// Throws InputError (at `pos`) on a non-integer, a dim <= 0, or an element count over 2^63.

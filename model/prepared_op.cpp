@@ -23,18 +23,16 @@ int stream_tensors(const std::vector<TensorDesc>& ts) noexcept {
 
 std::string_view attr_key(Attr a) noexcept { return kKeys[static_cast<std::size_t>(a)]; }
 
-AttrTable::AttrTable(const OpDesc& op) {
-  if (op.attrs.empty()) return;
-  for (std::size_t i = 0; i < kAttrCount; ++i) {
-    // op.attr() finds the first attribute of a key, as every reader does
-    const auto v = op.attr(kKeys[i]);
-    if (!v) continue;
+AttrTable::AttrTable(const OpDesc& op) noexcept {
+  // One pass over the attributes; the first of a repeated key counts, as op.attr() finds it.
+  for (const auto& [key, value] : op.attrs) {
+    std::size_t i = 0;
+    while (i < kAttrCount && kKeys[i] != key) ++i;
+    if (i == kAttrCount || has(static_cast<Attr>(i))) continue;
     present_ |= 1u << i;
-    try {
-      number_[i] = op.attr_number(kKeys[i], 0);
+    if (const std::optional<double> v = parse_attr_number(value)) {
       number_ok_ |= 1u << i;
-    } catch (const InputError&) {
-      // not a number: number() defers to the op, which throws this again where it is read
+      number_[i] = *v;
     }
     if (i >= kFirstListAttr) {
       std::array<std::int64_t, 8> ints{};

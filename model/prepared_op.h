@@ -36,7 +36,7 @@ inline constexpr std::size_t kFirstListAttr = static_cast<std::size_t>(Attr::kSt
 class AttrTable {
  public:
   AttrTable() = default;
-  explicit AttrTable(const OpDesc& op);
+  explicit AttrTable(const OpDesc& op) noexcept;
   [[nodiscard]] bool has(Attr a) const noexcept { return (present_ >> static_cast<int>(a)) & 1u; }
   /// As op.attr_number(key, fallback); a present but malformed value defers to `op`, which
   /// throws the same InputError it always did.
