@@ -106,10 +106,12 @@ OpCost on_core(const OpDesc& op, const OpFacts& f, const HwSpec& hw, CoreBudget 
   const Placement unit = kind.family == OpFamily::kCube ? Placement::kCube : Placement::kVector;
   const int cores = std::max(1, cost::available_cores(unit, hw, budget));
   if (kind.family == OpFamily::kCube) {
-    // Only a cube op can carry MatMulV3's vector phases; other families skip building the slot.
-    std::optional<cost::CubePhases> phases;
-    cost::KernelPlan plan = cost::plan_cube(op, f, hw, cores, &phases);
-    return run_plan(plan, op, f, hw, budget, c, phases ? &*phases : nullptr);
+    // Only a cube op can carry MatMulV3's vector phases, built only when it has them.
+    bool has_phases = false;
+    cost::KernelPlan plan = cost::plan_cube(op, f, hw, cores, &has_phases);
+    if (!has_phases) return run_plan(plan, op, f, hw, budget, c, nullptr);
+    const cost::CubePhases phases = cost::cube_phases(op, f, hw);
+    return run_plan(plan, op, f, hw, budget, c, &phases);
   }
   cost::KernelPlan plan = [&] {
     switch (kind.family) {

@@ -48,6 +48,7 @@ class AttrTable {
   }
   /// As op.attr_ints(key, out) (list attributes only).
   std::size_t ints(Attr a, std::array<std::int64_t, 8>& out) const noexcept {
+    if (!has(a)) return 0;
     const std::size_t i = static_cast<std::size_t>(a) - kFirstListAttr;
     out = ints_[i];
     return ints_n_[i];

@@ -250,12 +250,21 @@ bool matmul_gemm(const OpDesc& op, Gemm& out) noexcept {
   return true;
 }
 
+CubePhases cube_phases(const OpDesc& op, const OpFacts& f, const HwSpec& hw) noexcept {
+  const Gemm g = f.has_gemm ? f.gemm : gemm_of_matmul(op);
+  return phases_of(g, gemm_mode(g, op, hw), hw);
+}
+
 KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores,
-                     std::optional<CubePhases>* phases) noexcept {
-  if (op.kind->role == OpRole::kAttention) return plan_attention(op, hw);
+                     bool* has_phases) noexcept {
+  if (has_phases) *has_phases = false;
+  KernelPlan p;  // every return returns p, so it is built in the caller's slot
+  if (op.kind->role == OpRole::kAttention) {
+    p = plan_attention(op, hw);
+    return p;
+  }
   const bool conv = is_conv(op.kind->role);
   const Gemm g = conv ? gemm_of_conv(op, hw, &f.attrs) : f.has_gemm ? f.gemm : gemm_of_matmul(op);
-  KernelPlan p;
   p.unit = op.placement.value_or(Placement::kCube) == Placement::kMix ? Placement::kMix
                                                                       : Placement::kCube;
   p.cube_operand_path = true;
@@ -269,7 +278,8 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
   const double np = round_up(g.n, n0);
   const double kp = round_up(g.k, k0);
   const GemmMode mode = gemm_mode(g, op, hw);
-  if (phases && (mode.nd2nz_a || mode.nd2nz_b || mode.split_k)) *phases = phases_of(g, mode, hw);
+  // gemm_mode is empty for convolutions: only a MatMul's GEMM (f.gemm) has phases
+  if (has_phases) *has_phases = mode.nd2nz_a || mode.nd2nz_b || mode.split_k;
   // Each tile issues tm x tn x Kp MACs on the fractal grid; only M N K of them are useful.
   double eff = hw.cube.efficiency;
   if (g.a_nz && g.b_nz) eff *= hw.cube.nz_efficiency;

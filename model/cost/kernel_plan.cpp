@@ -56,8 +56,11 @@ std::int64_t vector_tiles(double total_bytes, const HwSpec& hw, int cores,
                                                          std::max<std::int64_t>(1, max_parallel),
                                                          wanted}));
   const double per_core = total_bytes / static_cast<double>(b);
-  const std::int64_t loops = std::min(saturating_count(std::ceil(per_core / ub_tile_bytes(hw))),
-                                      static_cast<std::int64_t>(kMaxCount) / b);
+  const std::int64_t need = saturating_count(std::ceil(per_core / ub_tile_bytes(hw)));
+  // min(need, 2^53 / b); b < 2^31 puts 2^53 / b above 2^22, so a smaller need skips the divide
+  const std::int64_t loops = need <= (std::int64_t{1} << 22)
+                                 ? need
+                                 : std::min(need, static_cast<std::int64_t>(kMaxCount) / b);
   return b * loops;
 }
 

@@ -106,11 +106,12 @@ struct CubePhases {
   bool has_tail = false;
 };
 /// Family plan builders. `cores` is what the op may use (tilers split work by it). plan_cube
-/// also fills `phases` (when given) with the vector-core phases MatMulV3 runs around the GEMM;
-/// it stays empty when there are none (two KernelPlans are not built for nothing).
+/// also says (when `has_phases` is given) whether MatMulV3 runs vector-core phases around the
+/// GEMM; cube_phases() builds them then (two KernelPlans are not built for nothing).
 /// The builders that take an OpFacts read the op-only quantities from it (model/prepared_op.h).
 [[nodiscard]] KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores,
-                                   std::optional<CubePhases>* phases = nullptr) noexcept;
+                                   bool* has_phases = nullptr) noexcept;
+[[nodiscard]] CubePhases cube_phases(const OpDesc& op, const OpFacts& f, const HwSpec& hw) noexcept;
 /// What a fused attention op computes, read from its inputs and attributes.
 struct AttentionShape {
   bool valid = false;
@@ -173,12 +174,22 @@ inline constexpr double kMaxCount = 9007199254740992.0;  // 2^53
   if (x >= 0 && x < 9.0e15 && m > 0 && m < 9.0e15) {
     const auto xi = static_cast<std::int64_t>(x);
     const auto mi = static_cast<std::int64_t>(m);
-    if (static_cast<double>(xi) == x && static_cast<double>(mi) == m) return xi % mi == 0;
+    if (static_cast<double>(xi) == x && static_cast<double>(mi) == m) {
+      // a 32-bit remainder where both fit (the usual byte counts): several times cheaper
+      if (xi <= UINT32_MAX && mi <= UINT32_MAX) {
+        return static_cast<std::uint32_t>(xi) % static_cast<std::uint32_t>(mi) == 0;
+      }
+      return xi % mi == 0;
+    }
   }
   return std::fmod(x, m) == 0.0;
 }
 [[nodiscard]] inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) noexcept {
-  return b <= 0 ? a : (a + b - 1) / b;
+  if (b <= 0) return a;
+  if (a >= 0 && a < INT32_MAX && b < INT32_MAX) {  // a + b - 1 fits 32 bits: a cheaper divide
+    return static_cast<std::uint32_t>(a + b - 1) / static_cast<std::uint32_t>(b);
+  }
+  return (a + b - 1) / b;
 }
 /// Elements of the largest tensor in `ts` (0 when empty).
 [[nodiscard]] std::int64_t max_elements(const std::vector<TensorDesc>& ts) noexcept;

@@ -157,10 +157,10 @@ ElementwiseShape elementwise_shape(const OpDesc& op) noexcept {
   return s;
 }
 
-KernelPlan plan_elementwise(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
+namespace {
+
+KernelPlan elementwise_plan(const OpDesc& op, const ElementwiseShape& s, const HwSpec& hw,
                             int cores) noexcept {
-  ElementwiseShape local;
-  const ElementwiseShape& s = f.has_elementwise ? f.elementwise : (local = elementwise_shape(op));
   KernelPlan p;
   p.unit = Placement::kVector;
   p.warnings |= s.warnings;
@@ -210,7 +210,17 @@ KernelPlan plan_elementwise(const OpDesc& op, const OpFacts& f, const HwSpec& hw
   return p;
 }
 
-KernelPlan plan_reduction(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
+}  // namespace
+
+KernelPlan plan_elementwise(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
+                            int cores) noexcept {
+  return f.has_elementwise ? elementwise_plan(op, f.elementwise, hw, cores)
+                           : elementwise_plan(op, elementwise_shape(op), hw, cores);
+}
+
+namespace {
+
+KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const HwSpec& hw,
                           int cores) noexcept {
   KernelPlan p;
   p.unit = Placement::kVector;
@@ -223,8 +233,6 @@ KernelPlan plan_reduction(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
   const double e = static_cast<double>(x.elements());
   const double ds = dtype_bytes(x.dtype);
   // The physical pattern (model/cost/reduce_layout.h): size-1 axes dropped, neighbours merged.
-  ReduceLayout local;
-  const ReduceLayout& layout = f.has_reduce ? f.reduce : (local = reduce_layout(op));
   const double reduced = layout.reduced;
   // Leading reduced runs with kept axes inside them (NC1HWC0 over N,H,W; NZ over N1; a middle
   // axis of ND): the kernel adds whole vectors of the kept axes beneath.
@@ -339,6 +347,14 @@ KernelPlan plan_reduction(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
   p.tiles = tiles;
   p.flops = e * kind.pass_count;
   return p;
+}
+
+}  // namespace
+
+KernelPlan plan_reduction(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
+                          int cores) noexcept {
+  return f.has_reduce ? reduction_plan(op, f.reduce, hw, cores)
+                      : reduction_plan(op, reduce_layout(op), hw, cores);
 }
 
 namespace {
