@@ -9,7 +9,7 @@
 // - ServerPool: k identical servers with one FIFO queue (the PCIe link, the AI CPU cores, the
 //   host cores shared by a card's streams).
 // The L2 bandwidth is a second FluidBandwidth; the task scheduler, one server whose work on a
-// kernel overlaps that kernel's head, is a "free at" time in card_sim.cpp.
+// kernel overlaps that kernel's head, is a "free at" time in card_stream.cpp.
 
 #include <cstdint>
 #include <deque>
