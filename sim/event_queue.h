@@ -8,6 +8,8 @@
 #include <limits>
 #include <vector>
 
+#include "model/error.h"
+
 namespace npusim::sim {
 
 /// Simulated time in integer nanoseconds.
@@ -56,11 +58,18 @@ struct Event {
   std::uint64_t payload = 0;
 };
 
-/// Min-heap of events keyed by (time_ns, priority, seq) with O(1) cancellation. Priorities lie in
-/// [-32768, 32767] and a queue takes at most 2^48 events (both checked).
+/// Priority queue of events keyed by (time_ns, priority, seq) with O(1) cancellation. Priorities
+/// lie in [-32768, 32767] and a queue takes at most 2^48 events (both checked).
+///
+/// Two layouts of the keys, chosen by their number; keys are unique, so both pop in exactly the
+/// same order. Up to kSortedMax entries (a card's few streams and resources: the usual case) the
+/// keys lie sorted ascending in the middle of a fixed buffer: pop takes the head, push compares
+/// with the middle key and shifts the keys between the nearer end and the new key's place by
+/// one (into the free room on that side). Past that they become a binary heap (a sorted run
+/// already is one), and they go back to the sorted layout once fewer than kSortedBack remain.
 ///
 /// Cancellation is lazy: each pending event owns a slot whose stored sequence number identifies
-/// it; cancel() clears the slot and pop() discards heap entries whose slot no longer holds their
+/// it; cancel() clears the slot and pop() discards keys whose slot no longer holds their
 /// sequence. The heap is compacted when stale entries outnumber live ones, so re-keying an event
 /// many times (fluid bandwidth sharing) keeps memory bounded.
 class EventQueue {
@@ -84,7 +93,9 @@ class EventQueue {
   /// True when no live event is pending.
   [[nodiscard]] bool empty() const noexcept { return live_ == 0; }
   /// Entries in the heap including cancelled ones not yet discarded (for tests and benchmarks).
-  [[nodiscard]] std::size_t heap_entries() const noexcept { return heap_.size(); }
+  [[nodiscard]] std::size_t heap_entries() const noexcept {
+    return sorted_ ? tail_ - head_ : heap_.size();
+  }
 
  private:
   // The heap holds small keys only; what an event carries stays in its slot. A key orders by
@@ -117,16 +128,140 @@ class EventQueue {
   [[nodiscard]] bool stale(const Key& k) const noexcept {
     return slots_[k.slot].seq != (k.order & kSeqMask);
   }
+  // The sorted layout holds at most kSortedMax keys in a buffer of kBuffer; the heap goes back
+  // to it below kSortedBack.
+  static constexpr std::size_t kSortedMax = 64;
+  static constexpr std::size_t kSortedBack = 16;
+  static constexpr std::size_t kBuffer = 4 * kSortedMax;
+  [[nodiscard]] bool has_keys() const noexcept { return sorted_ ? tail_ > head_ : !heap_.empty(); }
+  [[nodiscard]] const Key& front() const noexcept { return heap_[head_]; }
+  void insert(const Key& k);
+  void pop_front();
+  void recentre() noexcept;
+  void to_heap();
+  void to_sorted();
   void sift_up(std::size_t i) noexcept;
   void sift_down(std::size_t i) noexcept;
   void pop_top() noexcept;
   void compact();
 
-  std::vector<Key> heap_;
+  // The keys: sorted ascending in heap_[head_, tail_) of kBuffer entries (sorted_), else a
+  // binary heap in all of heap_ with head_ == 0.
+  std::vector<Key> heap_ = std::vector<Key>(kBuffer);
+  std::size_t head_ = kBuffer / 2;
+  std::size_t tail_ = kBuffer / 2;
+  bool sorted_ = true;
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> free_slots_;
   std::uint64_t next_seq_ = 1;
   std::size_t live_ = 0;
 };
+
+// The per-event paths, inline: the simulator's loop runs them once per event.
+
+inline EventHandle EventQueue::push(TimeNs time_ns, std::int32_t priority, EventTarget* target,
+                                    std::uint32_t kind, std::uint64_t payload) {
+  NPUSIM_CHECK(priority >= -32768 && priority <= 32767 && next_seq_ <= kSeqMask);
+  std::uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
+  }
+  const std::uint64_t seq = next_seq_++;
+  slots_[slot] = Slot{seq, target, payload, kind, priority};
+  const std::uint64_t order = (static_cast<std::uint64_t>(priority + 32768) << 48) | seq;
+  insert(Key{time_ns, order, slot});
+  ++live_;
+  return EventHandle{slot, seq};
+}
+
+inline bool EventQueue::pending(EventHandle h) const noexcept {
+  return h.seq != 0 && h.slot < slots_.size() && slots_[h.slot].seq == h.seq;
+}
+
+inline bool EventQueue::cancel(EventHandle h) noexcept {
+  if (!pending(h)) return false;
+  slots_[h.slot].seq = 0;
+  free_slots_.push_back(h.slot);
+  --live_;
+  return true;
+}
+
+inline void EventQueue::insert(const Key& k) {
+  if (sorted_) {
+    const std::size_t n = tail_ - head_;
+    if (n < kSortedMax) {
+      if (n == 0) {
+        head_ = tail_ = kBuffer / 2;
+        heap_[tail_++] = k;
+        return;
+      }
+      if (earlier(k, heap_[head_ + n / 2])) {
+        // into the front half: the earlier keys move down by one
+        if (head_ == 0) recentre();
+        std::size_t i = head_;
+        while (earlier(heap_[i], k)) {
+          heap_[i - 1] = heap_[i];
+          ++i;
+        }
+        heap_[i - 1] = k;
+        --head_;
+      } else {
+        // into the back half: the later keys move up by one
+        if (tail_ == kBuffer) recentre();
+        std::size_t i = tail_;
+        while (earlier(k, heap_[i - 1])) {
+          heap_[i] = heap_[i - 1];
+          --i;
+        }
+        heap_[i] = k;
+        ++tail_;
+      }
+      return;
+    }
+    to_heap();
+  }
+  heap_.push_back(k);
+  sift_up(heap_.size() - 1);
+}
+
+inline void EventQueue::pop_front() {
+  if (sorted_) {
+    ++head_;
+    return;
+  }
+  pop_top();
+  if (heap_.size() < kSortedBack) to_sorted();
+}
+
+inline bool EventQueue::pop_until(TimeNs until_ns, Event& out) {
+  while (has_keys()) {
+    const Key top = front();
+    if (stale(top)) {
+      pop_front();
+      continue;
+    }
+    if (top.time_ns > until_ns) return false;
+    Slot& s = slots_[top.slot];
+    out.time_ns = top.time_ns;
+    out.priority = s.priority;
+    out.slot = top.slot;
+    out.seq = s.seq;
+    out.target = s.target;
+    out.kind = s.kind;
+    out.payload = s.payload;
+    pop_front();
+    s.seq = 0;
+    free_slots_.push_back(top.slot);
+    --live_;
+    // Cancel-heavy workloads leave stale entries deep in the heap; rebuild before they dominate.
+    if (heap_entries() > kSortedMax && heap_entries() > 4 * (live_ + 1)) compact();
+    return true;
+  }
+  return false;
+}
 
 }  // namespace npusim::sim
