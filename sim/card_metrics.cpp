@@ -83,24 +83,6 @@ void CardModel::snapshot() {
   measuring_ = false;
 }
 
-void CardModel::account_op(std::size_t op, std::uint32_t gear_idx, TimeNs ns) {
-  if (!measuring_) return;
-  op_ns_[op] += ns;
-  ++op_count_[op];
-  switch (anchoring_.source(op, gear_idx)) {
-    case TimeSource::kMeasured:
-      ++result_.execution_sources.measured;
-      break;
-    case TimeSource::kAnchored:
-      ++op_anchored_[op];
-      ++result_.execution_sources.anchored;
-      break;
-    case TimeSource::kPredicted:
-      ++result_.execution_sources.predicted;
-      break;
-  }
-}
-
 void CardModel::finish() {
   SimResult& r = result_;
   r.scenario = sc_.info.name;

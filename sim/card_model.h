@@ -275,7 +275,24 @@ class CardModel final : public EventTarget {
     return batches_[static_cast<std::size_t>(st.batch)].gear_idx;
   }
 
-  void account_op(std::size_t op, std::uint32_t gear_idx, TimeNs ns);
+  // Counts an op run in the measured window (inline: once per op).
+  void account_op(std::size_t op, std::uint32_t gear_idx, TimeNs ns) {
+    if (!measuring_) return;
+    op_ns_[op] += ns;
+    ++op_count_[op];
+    switch (anchoring_.source(op, gear_idx)) {
+      case TimeSource::kMeasured:
+        ++result_.execution_sources.measured;
+        break;
+      case TimeSource::kAnchored:
+        ++op_anchored_[op];
+        ++result_.execution_sources.anchored;
+        break;
+      case TimeSource::kPredicted:
+        ++result_.execution_sources.predicted;
+        break;
+    }
+  }
 
   void span(std::uint32_t track, std::uint32_t name, TimeNs start, TimeNs dur, std::int64_t batch) {
     if (!opt_.trace || result_.trace.size() >= opt_.trace_max_spans) return;
