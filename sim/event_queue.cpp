@@ -15,6 +15,32 @@ TimeNs us_to_ns(double us) {
   return static_cast<TimeNs>(std::llround(us * 1e3));
 }
 
+bool EventQueue::pop_heap_until(TimeNs until_ns, Event& out) {
+  while (has_keys()) {
+    const Key top = front();
+    if (stale(top)) {
+      pop_front();
+      continue;
+    }
+    if (top.time_ns > until_ns) return false;
+    const Slot& s = slots_[top.slot];
+    out.time_ns = top.time_ns;
+    out.priority = s.priority;
+    out.slot = top.slot;
+    out.seq = s.seq;
+    out.target = s.target;
+    out.kind = s.kind;
+    out.payload = s.payload;
+    pop_front();
+    free_slot(top.slot);
+    --live_;
+    // Cancel-heavy workloads leave stale entries deep in the heap; rebuild before they dominate.
+    if (heap_entries() > kSortedMax && heap_entries() > 4 * (live_ + 1)) compact();
+    return true;
+  }
+  return false;
+}
+
 TimeNs EventQueue::next_time() {
   while (has_keys() && stale(front())) pop_front();
   return has_keys() ? front().time_ns : kTimeNever;

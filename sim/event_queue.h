@@ -109,7 +109,7 @@ class EventQueue {
   struct Slot {
     std::uint64_t seq = 0;  ///< seq of the live event holding the slot, 0 = free
     EventTarget* target = nullptr;
-    std::uint64_t payload = 0;
+    std::uint64_t payload = 0;  ///< a free slot: the next free slot (kNoSlot: none)
     std::uint32_t kind = 0;
     std::int32_t priority = 0;
   };
@@ -136,6 +136,8 @@ class EventQueue {
   [[nodiscard]] bool has_keys() const noexcept { return sorted_ ? tail_ > head_ : !heap_.empty(); }
   [[nodiscard]] const Key& front() const noexcept { return heap_[head_]; }
   void insert(const Key& k);
+  void free_slot(std::uint32_t slot) noexcept;
+  bool pop_heap_until(TimeNs until_ns, Event& out);
   void pop_front();
   void recentre() noexcept;
   void to_heap();
@@ -152,7 +154,8 @@ class EventQueue {
   std::size_t tail_ = kBuffer / 2;
   bool sorted_ = true;
   std::vector<Slot> slots_;
-  std::vector<std::uint32_t> free_slots_;
+  static constexpr std::uint32_t kNoSlot = ~std::uint32_t{0};
+  std::uint32_t free_head_ = kNoSlot;  // the free slots, last freed first, linked by payload
   std::uint64_t next_seq_ = 1;
   std::size_t live_ = 0;
 };
@@ -161,11 +164,12 @@ class EventQueue {
 
 inline EventHandle EventQueue::push(TimeNs time_ns, std::int32_t priority, EventTarget* target,
                                     std::uint32_t kind, std::uint64_t payload) {
-  NPUSIM_CHECK(priority >= -32768 && priority <= 32767 && next_seq_ <= kSeqMask);
+  // priority in [-32768, 32767], one unsigned compare
+  NPUSIM_CHECK(static_cast<std::uint32_t>(priority + 32768) <= 0xFFFFU && next_seq_ <= kSeqMask);
   std::uint32_t slot;
-  if (!free_slots_.empty()) {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
+  if (free_head_ != kNoSlot) {
+    slot = free_head_;
+    free_head_ = static_cast<std::uint32_t>(slots_[slot].payload);
   } else {
     slot = static_cast<std::uint32_t>(slots_.size());
     slots_.emplace_back();
@@ -184,8 +188,7 @@ inline bool EventQueue::pending(EventHandle h) const noexcept {
 
 inline bool EventQueue::cancel(EventHandle h) noexcept {
   if (!pending(h)) return false;
-  slots_[h.slot].seq = 0;
-  free_slots_.push_back(h.slot);
+  free_slot(h.slot);
   --live_;
   return true;
 }
@@ -237,15 +240,25 @@ inline void EventQueue::pop_front() {
   if (heap_.size() < kSortedBack) to_sorted();
 }
 
+inline void EventQueue::free_slot(std::uint32_t slot) noexcept {
+  Slot& s = slots_[slot];
+  s.seq = 0;
+  s.payload = free_head_;
+  free_head_ = slot;
+}
+
 inline bool EventQueue::pop_until(TimeNs until_ns, Event& out) {
-  while (has_keys()) {
-    const Key top = front();
-    if (stale(top)) {
-      pop_front();
+  if (!sorted_) return pop_heap_until(until_ns, out);
+  // The sorted run (it never holds enough stale keys to need compact()).
+  while (head_ < tail_) {
+    const Key& top = heap_[head_];
+    Slot& s = slots_[top.slot];
+    if (s.seq != (top.order & kSeqMask)) {  // cancelled
+      ++head_;
       continue;
     }
     if (top.time_ns > until_ns) return false;
-    Slot& s = slots_[top.slot];
+    ++head_;
     out.time_ns = top.time_ns;
     out.priority = s.priority;
     out.slot = top.slot;
@@ -253,12 +266,8 @@ inline bool EventQueue::pop_until(TimeNs until_ns, Event& out) {
     out.target = s.target;
     out.kind = s.kind;
     out.payload = s.payload;
-    pop_front();
-    s.seq = 0;
-    free_slots_.push_back(top.slot);
+    free_slot(out.slot);
     --live_;
-    // Cancel-heavy workloads leave stale entries deep in the heap; rebuild before they dominate.
-    if (heap_entries() > kSortedMax && heap_entries() > 4 * (live_ + 1)) compact();
     return true;
   }
   return false;
