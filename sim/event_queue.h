@@ -1,7 +1,7 @@
 #pragma once
-// The simulator's event queue: a binary heap ordered by (time, priority, insertion sequence), so
-// two events at the same nanosecond always run in the same order (CONVENTIONS.md "Simulator
-// kernel"). Events are plain data routed to an EventTarget by a small integer kind, so scheduling
+// The simulator's event queue, ordered by (time, priority, insertion sequence), so two events at
+// the same nanosecond always run in the same order (CONVENTIONS.md "Simulator kernel"): a sorted
+// run while small, a binary heap when large. Events are plain data routed to an EventTarget by a small integer kind, so scheduling
 // never allocates once the heap has grown (no std::function per event).
 
 #include <cstdint>
