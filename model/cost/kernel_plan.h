@@ -191,6 +191,16 @@ inline constexpr double kMaxCount = 9007199254740992.0;  // 2^53
   }
   return (a + b - 1) / b;
 }
+/// Product of a shape's dims as a double (1 for a scalar).
+[[nodiscard]] inline double product(const std::vector<std::int64_t>& s) noexcept {
+  double p = 1;
+  for (auto d : s) p *= static_cast<double>(d);
+  return p;
+}
+/// A shape's last dim (1 for a scalar).
+[[nodiscard]] inline double last_dim(const std::vector<std::int64_t>& s) noexcept {
+  return s.empty() ? 1.0 : static_cast<double>(s.back());
+}
 /// Elements of the largest tensor in `ts` (0 when empty).
 [[nodiscard]] std::int64_t max_elements(const std::vector<TensorDesc>& ts) noexcept;
 /// Numpy broadcast of the input shapes (the output of an elementwise op): its element count and
