@@ -27,7 +27,7 @@ PassResult run_fuse_masked_gather(const Graph& g, const PassOptions& /*options*/
       const std::vector<std::string> gout = shapes_of(gt.output_shapes);
       if (gout.size() != 1 || dims_of(gout[0]).empty()) continue;
       Dims row = dims_of(gout[0]);
-      row.back() = "1";
+      row.back().assign(1, '1');  // not = "1": GCC 12 misfires -Wrestrict on it in unity builds
       // The mask Mul: the gathered rows times a per-row mask (last axis 1).
       std::optional<std::size_t> mul;
       std::size_t mask_input = 0;
