@@ -50,24 +50,21 @@ OpFacts op_facts(const OpDesc& op) {
   if (op.kind == nullptr) return f;
   switch (op.kind->family) {
     case OpFamily::kCube:
-      f.has_gemm = cost::matmul_gemm(op, f.gemm);
+      if (cost::Gemm g; cost::matmul_gemm(op, g)) f.shape = g;
       break;
     case OpFamily::kElementwise:
-      f.elementwise = cost::elementwise_shape(op);
-      f.has_elementwise = true;
+      f.shape = cost::elementwise_shape(op);
       break;
     case OpFamily::kDataMovement:
       if (op.kind->role == OpRole::kCast) {
-        f.elementwise = cost::elementwise_shape(op);
-        f.has_elementwise = true;
-      } else {
-        f.has_movement = cost::movement_shape(op, f.movement);
+        f.shape = cost::elementwise_shape(op);
+      } else if (cost::MovementShape m; cost::movement_shape(op, m)) {
+        f.shape = m;
       }
       break;
     case OpFamily::kReduction:
       if (op.kind->role != OpRole::kPool && op.kind->role != OpRole::kPoolGrad) {
-        f.reduce = cost::reduce_layout(op);
-        f.has_reduce = true;
+        f.shape = cost::reduce_layout(op);
       }
       break;
     default:

@@ -14,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <string_view>
+#include <variant>
 
 #include "model/cost/op_shapes.h"
 #include "model/op_desc.h"
@@ -68,14 +69,22 @@ struct OpFacts {
   /// Tensors read and written as streams (a one-element operand is read by the scalar unit).
   int read_tensors = 1;
   int write_tensors = 1;
-  bool has_gemm = false;  ///< MatMul / BatchMatMul: the GEMM
-  cost::Gemm gemm;
-  bool has_elementwise = false;  ///< elementwise family and Cast
-  cost::ElementwiseShape elementwise;
-  bool has_movement = false;  ///< data movement past its early exits
-  cost::MovementShape movement;
-  bool has_reduce = false;  ///< reductions other than pooling
-  cost::ReduceLayout reduce;
+  /// The family's part, when it has one: a MatMul / BatchMatMul's GEMM, an elementwise op's (and
+  /// Cast's) extent, a data-movement op's shape (past its early exits), a reduction's layout
+  /// (not pooling). A variant, so preparing an op does not zero the parts it has not.
+  std::variant<std::monostate, cost::Gemm, cost::ElementwiseShape, cost::MovementShape,
+               cost::ReduceLayout>
+      shape;
+  [[nodiscard]] const cost::Gemm* gemm() const noexcept { return std::get_if<cost::Gemm>(&shape); }
+  [[nodiscard]] const cost::ElementwiseShape* elementwise() const noexcept {
+    return std::get_if<cost::ElementwiseShape>(&shape);
+  }
+  [[nodiscard]] const cost::MovementShape* movement() const noexcept {
+    return std::get_if<cost::MovementShape>(&shape);
+  }
+  [[nodiscard]] const cost::ReduceLayout* reduce() const noexcept {
+    return std::get_if<cost::ReduceLayout>(&shape);
+  }
 };
 
 /// Computes the facts of `op` (make_op'd or hand-built with a kind).

@@ -251,7 +251,7 @@ bool matmul_gemm(const OpDesc& op, Gemm& out) noexcept {
 }
 
 CubePhases cube_phases(const OpDesc& op, const OpFacts& f, const HwSpec& hw) noexcept {
-  const Gemm g = f.has_gemm ? f.gemm : gemm_of_matmul(op);
+  const Gemm g = f.gemm() ? *f.gemm() : gemm_of_matmul(op);
   return phases_of(g, gemm_mode(g, op, hw), hw);
 }
 
@@ -264,7 +264,9 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
     return p;
   }
   const bool conv = is_conv(op.kind->role);
-  const Gemm g = conv ? gemm_of_conv(op, hw, &f.attrs) : f.has_gemm ? f.gemm : gemm_of_matmul(op);
+  const Gemm g = conv       ? gemm_of_conv(op, hw, &f.attrs)
+                 : f.gemm() ? *f.gemm()
+                            : gemm_of_matmul(op);
   p.unit = op.placement.value_or(Placement::kCube) == Placement::kMix ? Placement::kMix
                                                                       : Placement::kCube;
   p.cube_operand_path = true;
@@ -278,7 +280,7 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
   const double np = round_up(g.n, n0);
   const double kp = round_up(g.k, k0);
   const GemmMode mode = gemm_mode(g, op, hw);
-  // gemm_mode is empty for convolutions: only a MatMul's GEMM (f.gemm) has phases
+  // gemm_mode is empty for convolutions: only a MatMul's GEMM has phases
   if (has_phases) *has_phases = mode.nd2nz_a || mode.nd2nz_b || mode.split_k;
   // Each tile issues tm x tn x Kp MACs on the fractal grid; only M N K of them are useful.
   double eff = hw.cube.efficiency;

@@ -204,8 +204,9 @@ KernelPlan elementwise_plan(const OpDesc& op, const ElementwiseShape& s, const H
 
 KernelPlan plan_elementwise(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
                             int cores) noexcept {
-  return f.has_elementwise ? elementwise_plan(op, f.elementwise, hw, cores)
-                           : elementwise_plan(op, elementwise_shape(op), hw, cores);
+  const ElementwiseShape* s = f.elementwise();
+  return s ? elementwise_plan(op, *s, hw, cores)
+           : elementwise_plan(op, elementwise_shape(op), hw, cores);
 }
 
 namespace {
@@ -343,8 +344,8 @@ KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const Hw
 
 KernelPlan plan_reduction(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
                           int cores) noexcept {
-  return f.has_reduce ? reduction_plan(op, f.reduce, hw, cores)
-                      : reduction_plan(op, reduce_layout(op), hw, cores);
+  const ReduceLayout* l = f.reduce();
+  return l ? reduction_plan(op, *l, hw, cores) : reduction_plan(op, reduce_layout(op), hw, cores);
 }
 
 namespace {
@@ -396,7 +397,7 @@ KernelPlan plan_data_movement(const OpDesc& op, const OpFacts& f, const HwSpec& 
   }
   MovementShape local;
   const MovementShape& m =
-      f.has_movement ? f.movement : (static_cast<void>(movement_shape(op, local)), local);
+      f.movement() ? *f.movement() : (static_cast<void>(movement_shape(op, local)), local);
   p.warnings |= m.warnings;
   const TensorDesc& x = op.inputs[0];
   const double ds = dtype_bytes(x.dtype);
