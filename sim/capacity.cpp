@@ -28,9 +28,10 @@ constexpr int kMaxRateDoublings = 30;
 constexpr std::int64_t kSteps = 8;
 constexpr std::int64_t kStepMin = 200;
 constexpr int kMaxFirstLooks = 2;
-// The reference run (the first taken to its end) is finished even when it settles over if by then
-// it ran at least this share of its measured requests: its over-count profile is worth more than
-// the rest of the run costs.
+// The first run taken to its end is finished even when it settles over, to serve as the reference,
+// if by then it ran at least this share of its measured requests: its exact over-count profile is
+// worth more than the rest of the run costs. (Finishing later runs that settle late as references
+// too cost more than it saved on bench_capacity_grid.)
 constexpr double kFinishSettledFrom = 0.5;
 // How much the over-count grows per grid step when no two runs say it (estimate: near the
 // capacity of the default scenario's sweep it grows 2-10 % per 2 % of rate, docs/scenarios.md).
@@ -165,20 +166,26 @@ class Search {
   }
 
   void step_on(std::int64_t k) {
-    step(at(k));
+    Rate& r = at(k);
+    step(r);
+    finish_if_worth_it(r);
     settle(k);
   }
 
-  // k's run to its end, step by step (so its over-count profile is known), or to its settling;
-  // a settled run that got past kFinishSettledFrom is finished when no reference exists yet.
+  // k's run to its end, step by step (so its over-count profile is known), or to its settling.
   void run_out(std::int64_t k) {
     Rate& r = at(k);
     while (!r.run.done()) step(r);
-    if (r.run.settled_over() && !has_reference() &&
-        static_cast<double>(r.run.measured_done()) >= kFinishSettledFrom * static_cast<double>(n_)) {
+    finish_if_worth_it(r);
+    settle(k);
+  }
+
+  // The first reference may be a run that settled over late: it is then run to its end.
+  void finish_if_worth_it(Rate& r) {
+    if (!r.run.settled_over() || r.run.ended() || has_reference()) return;
+    if (static_cast<double>(r.run.measured_done()) >= kFinishSettledFrom * static_cast<double>(n_)) {
       r.run.advance_to_end();
     }
-    settle(k);
   }
 
   // Records k's verdict when exact and drops the runs outside the bracket.
@@ -227,6 +234,7 @@ class Search {
     const Rate* ref = nullptr;
     std::int64_t ref_k = 0;
     for (const auto& [k2, q] : runs_) {
+      if (r.run.settled_over()) break;  // stopped within a step: scaled below
       if (!q.final_over || q.full_steps() < d) continue;
       if (ref == nullptr || std::llabs(k2 - k) < std::llabs(ref_k - k)) {
         ref = &q;
@@ -238,7 +246,8 @@ class Search {
       return here + std::log1p(static_cast<double>(*ref->final_over)) -
              std::log1p(static_cast<double>(ref->over_at[d - 1]));
     }
-    // No reference that deep (it settled before): the count so far scaled to the whole run.
+    // A run that settled (its count a lower bound) or one deeper than every reference: the count
+    // so far scaled to the whole run.
     const double done = static_cast<double>(std::max<std::int64_t>(r.run.measured_done(), 1));
     return here + std::log(std::max(1.0, static_cast<double>(n_) / done));
   }
