@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <utility>
 
 #include "model/error.h"
@@ -14,47 +15,15 @@ TimeNs us_to_ns(double us) {
   return static_cast<TimeNs>(std::llround(us * 1e3));
 }
 
-EventHandle EventQueue::push(TimeNs time_ns, std::int32_t priority, EventTarget* target,
-                             std::uint32_t kind, std::uint64_t payload) {
-  NPUSIM_CHECK(priority >= -32768 && priority <= 32767 && next_seq_ <= kSeqMask);
-  std::uint32_t slot;
-  if (!free_slots_.empty()) {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  } else {
-    slot = static_cast<std::uint32_t>(slots_.size());
-    slots_.emplace_back();
-  }
-  const std::uint64_t seq = next_seq_++;
-  slots_[slot] = Slot{seq, target, payload, kind, priority};
-  const std::uint64_t order = (static_cast<std::uint64_t>(priority + 32768) << 48) | seq;
-  heap_.push_back(Key{time_ns, order, slot});
-  sift_up(heap_.size() - 1);
-  ++live_;
-  return EventHandle{slot, seq};
-}
-
-bool EventQueue::pending(EventHandle h) const noexcept {
-  return h.seq != 0 && h.slot < slots_.size() && slots_[h.slot].seq == h.seq;
-}
-
-bool EventQueue::cancel(EventHandle h) noexcept {
-  if (!pending(h)) return false;
-  slots_[h.slot].seq = 0;
-  free_slots_.push_back(h.slot);
-  --live_;
-  return true;
-}
-
-bool EventQueue::pop_until(TimeNs until_ns, Event& out) {
-  while (!heap_.empty()) {
-    const Key top = heap_.front();
+bool EventQueue::pop_heap_until(TimeNs until_ns, Event& out) {
+  while (has_keys()) {
+    const Key top = front();
     if (stale(top)) {
-      pop_top();
+      pop_front();
       continue;
     }
     if (top.time_ns > until_ns) return false;
-    Slot& s = slots_[top.slot];
+    const Slot& s = slots_[top.slot];
     out.time_ns = top.time_ns;
     out.priority = s.priority;
     out.slot = top.slot;
@@ -62,20 +31,50 @@ bool EventQueue::pop_until(TimeNs until_ns, Event& out) {
     out.target = s.target;
     out.kind = s.kind;
     out.payload = s.payload;
-    pop_top();
-    s.seq = 0;
-    free_slots_.push_back(top.slot);
+    pop_front();
+    free_slot(top.slot);
     --live_;
     // Cancel-heavy workloads leave stale entries deep in the heap; rebuild before they dominate.
-    if (heap_.size() > 64 && heap_.size() > 4 * (live_ + 1)) compact();
+    if (heap_entries() > kSortedMax && heap_entries() > 4 * (live_ + 1)) compact();
     return true;
   }
   return false;
 }
 
 TimeNs EventQueue::next_time() {
-  while (!heap_.empty() && stale(heap_.front())) pop_top();
-  return heap_.empty() ? kTimeNever : heap_.front().time_ns;
+  while (has_keys() && stale(front())) pop_front();
+  return has_keys() ? front().time_ns : kTimeNever;
+}
+
+void EventQueue::recentre() noexcept {
+  // The sorted run reached one end of the buffer: move it to the middle (it holds fewer than
+  // kSortedMax of kBuffer entries, so both sides get room).
+  const std::size_t n = tail_ - head_;
+  const std::size_t to = (kBuffer - n) / 2;
+  std::memmove(&heap_[to], &heap_[head_], n * sizeof(Key));
+  head_ = to;
+  tail_ = to + n;
+}
+
+void EventQueue::to_heap() {
+  // A sorted run is a binary min-heap as it stands.
+  std::vector<Key> keys(heap_.begin() + static_cast<std::ptrdiff_t>(head_),
+                        heap_.begin() + static_cast<std::ptrdiff_t>(tail_));
+  heap_.swap(keys);
+  head_ = 0;
+  tail_ = 0;
+  sorted_ = false;
+}
+
+void EventQueue::to_sorted() {
+  std::sort(heap_.begin(), heap_.end(), earlier);
+  const std::size_t n = heap_.size();
+  heap_.resize(kBuffer);
+  const std::size_t to = (kBuffer - n) / 2;
+  std::memmove(&heap_[to], &heap_[0], n * sizeof(Key));
+  head_ = to;
+  tail_ = to + n;
+  sorted_ = true;
 }
 
 void EventQueue::sift_up(std::size_t i) noexcept {
@@ -129,6 +128,15 @@ void EventQueue::pop_top() noexcept {
 }
 
 void EventQueue::compact() {
+  // Keeps the live keys in their order: a sorted run stays sorted.
+  if (sorted_) {
+    std::size_t w = head_;
+    for (std::size_t r = head_; r < tail_; ++r) {
+      if (!stale(heap_[r])) heap_[w++] = heap_[r];
+    }
+    tail_ = w;
+    return;
+  }
   std::size_t w = 0;
   for (std::size_t r = 0; r < heap_.size(); ++r) {
     if (!stale(heap_[r])) heap_[w++] = heap_[r];

@@ -1,12 +1,14 @@
 #pragma once
-// The simulator's event queue: a binary heap ordered by (time, priority, insertion sequence), so
-// two events at the same nanosecond always run in the same order (CONVENTIONS.md "Simulator
-// kernel"). Events are plain data routed to an EventTarget by a small integer kind, so scheduling
+// The simulator's event queue, ordered by (time, priority, insertion sequence), so two events at
+// the same nanosecond always run in the same order (CONVENTIONS.md "Simulator kernel"): a sorted
+// run while small, a binary heap when large. Events are plain data routed to an EventTarget by a small integer kind, so scheduling
 // never allocates once the heap has grown (no std::function per event).
 
 #include <cstdint>
 #include <limits>
 #include <vector>
+
+#include "model/error.h"
 
 namespace npusim::sim {
 
@@ -56,11 +58,18 @@ struct Event {
   std::uint64_t payload = 0;
 };
 
-/// Min-heap of events keyed by (time_ns, priority, seq) with O(1) cancellation. Priorities lie in
-/// [-32768, 32767] and a queue takes at most 2^48 events (both checked).
+/// Priority queue of events keyed by (time_ns, priority, seq) with O(1) cancellation. Priorities
+/// lie in [-32768, 32767] and a queue takes at most 2^48 events (both checked).
+///
+/// Two layouts of the keys, chosen by their number; keys are unique, so both pop in exactly the
+/// same order. Up to kSortedMax entries (a card's few streams and resources: the usual case) the
+/// keys lie sorted ascending in the middle of a fixed buffer: pop takes the head, push compares
+/// with the middle key and shifts the keys between the nearer end and the new key's place by
+/// one (into the free room on that side). Past that they become a binary heap (a sorted run
+/// already is one), and they go back to the sorted layout once fewer than kSortedBack remain.
 ///
 /// Cancellation is lazy: each pending event owns a slot whose stored sequence number identifies
-/// it; cancel() clears the slot and pop() discards heap entries whose slot no longer holds their
+/// it; cancel() clears the slot and pop() discards keys whose slot no longer holds their
 /// sequence. The heap is compacted when stale entries outnumber live ones, so re-keying an event
 /// many times (fluid bandwidth sharing) keeps memory bounded.
 class EventQueue {
@@ -84,7 +93,9 @@ class EventQueue {
   /// True when no live event is pending.
   [[nodiscard]] bool empty() const noexcept { return live_ == 0; }
   /// Entries in the heap including cancelled ones not yet discarded (for tests and benchmarks).
-  [[nodiscard]] std::size_t heap_entries() const noexcept { return heap_.size(); }
+  [[nodiscard]] std::size_t heap_entries() const noexcept {
+    return sorted_ ? tail_ - head_ : heap_.size();
+  }
 
  private:
   // The heap holds small keys only; what an event carries stays in its slot. A key orders by
@@ -98,7 +109,7 @@ class EventQueue {
   struct Slot {
     std::uint64_t seq = 0;  ///< seq of the live event holding the slot, 0 = free
     EventTarget* target = nullptr;
-    std::uint64_t payload = 0;
+    std::uint64_t payload = 0;  ///< a free slot: the next free slot (kNoSlot: none)
     std::uint32_t kind = 0;
     std::int32_t priority = 0;
   };
@@ -117,16 +128,149 @@ class EventQueue {
   [[nodiscard]] bool stale(const Key& k) const noexcept {
     return slots_[k.slot].seq != (k.order & kSeqMask);
   }
+  // The sorted layout holds at most kSortedMax keys in a buffer of kBuffer; the heap goes back
+  // to it below kSortedBack.
+  static constexpr std::size_t kSortedMax = 64;
+  static constexpr std::size_t kSortedBack = 16;
+  static constexpr std::size_t kBuffer = 4 * kSortedMax;
+  [[nodiscard]] bool has_keys() const noexcept { return sorted_ ? tail_ > head_ : !heap_.empty(); }
+  [[nodiscard]] const Key& front() const noexcept { return heap_[head_]; }
+  void insert(const Key& k);
+  void free_slot(std::uint32_t slot) noexcept;
+  bool pop_heap_until(TimeNs until_ns, Event& out);
+  void pop_front();
+  void recentre() noexcept;
+  void to_heap();
+  void to_sorted();
   void sift_up(std::size_t i) noexcept;
   void sift_down(std::size_t i) noexcept;
   void pop_top() noexcept;
   void compact();
 
-  std::vector<Key> heap_;
+  // The keys: sorted ascending in heap_[head_, tail_) of kBuffer entries (sorted_), else a
+  // binary heap in all of heap_ with head_ == 0.
+  std::vector<Key> heap_ = std::vector<Key>(kBuffer);
+  std::size_t head_ = kBuffer / 2;
+  std::size_t tail_ = kBuffer / 2;
+  bool sorted_ = true;
   std::vector<Slot> slots_;
-  std::vector<std::uint32_t> free_slots_;
+  static constexpr std::uint32_t kNoSlot = ~std::uint32_t{0};
+  std::uint32_t free_head_ = kNoSlot;  // the free slots, last freed first, linked by payload
   std::uint64_t next_seq_ = 1;
   std::size_t live_ = 0;
 };
+
+// The per-event paths, inline: the simulator's loop runs them once per event.
+
+inline EventHandle EventQueue::push(TimeNs time_ns, std::int32_t priority, EventTarget* target,
+                                    std::uint32_t kind, std::uint64_t payload) {
+  // priority in [-32768, 32767], one unsigned compare
+  NPUSIM_CHECK(static_cast<std::uint32_t>(priority + 32768) <= 0xFFFFU && next_seq_ <= kSeqMask);
+  std::uint32_t slot;
+  if (free_head_ != kNoSlot) {
+    slot = free_head_;
+    free_head_ = static_cast<std::uint32_t>(slots_[slot].payload);
+  } else {
+    slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
+  }
+  const std::uint64_t seq = next_seq_++;
+  slots_[slot] = Slot{seq, target, payload, kind, priority};
+  const std::uint64_t order = (static_cast<std::uint64_t>(priority + 32768) << 48) | seq;
+  insert(Key{time_ns, order, slot});
+  ++live_;
+  return EventHandle{slot, seq};
+}
+
+inline bool EventQueue::pending(EventHandle h) const noexcept {
+  return h.seq != 0 && h.slot < slots_.size() && slots_[h.slot].seq == h.seq;
+}
+
+inline bool EventQueue::cancel(EventHandle h) noexcept {
+  if (!pending(h)) return false;
+  free_slot(h.slot);
+  --live_;
+  return true;
+}
+
+inline void EventQueue::insert(const Key& k) {
+  if (sorted_) {
+    const std::size_t n = tail_ - head_;
+    if (n < kSortedMax) {
+      if (n == 0) {
+        head_ = tail_ = kBuffer / 2;
+        heap_[tail_++] = k;
+        return;
+      }
+      if (earlier(k, heap_[head_ + n / 2])) {
+        // into the front half: the earlier keys move down by one
+        if (head_ == 0) recentre();
+        std::size_t i = head_;
+        while (earlier(heap_[i], k)) {
+          heap_[i - 1] = heap_[i];
+          ++i;
+        }
+        heap_[i - 1] = k;
+        --head_;
+      } else {
+        // into the back half: the later keys move up by one
+        if (tail_ == kBuffer) recentre();
+        std::size_t i = tail_;
+        while (earlier(k, heap_[i - 1])) {
+          heap_[i] = heap_[i - 1];
+          --i;
+        }
+        heap_[i] = k;
+        ++tail_;
+      }
+      return;
+    }
+    to_heap();
+  }
+  heap_.push_back(k);
+  sift_up(heap_.size() - 1);
+}
+
+inline void EventQueue::pop_front() {
+  if (sorted_) {
+    ++head_;
+    return;
+  }
+  pop_top();
+  if (heap_.size() < kSortedBack) to_sorted();
+}
+
+inline void EventQueue::free_slot(std::uint32_t slot) noexcept {
+  Slot& s = slots_[slot];
+  s.seq = 0;
+  s.payload = free_head_;
+  free_head_ = slot;
+}
+
+inline bool EventQueue::pop_until(TimeNs until_ns, Event& out) {
+  if (!sorted_) return pop_heap_until(until_ns, out);
+  // The sorted run (it never holds enough stale keys to need compact()).
+  while (head_ < tail_) {
+    const Key& top = heap_[head_];
+    Slot& s = slots_[top.slot];
+    if (s.seq != (top.order & kSeqMask)) {  // cancelled
+      ++head_;
+      continue;
+    }
+    if (top.time_ns > until_ns) return false;
+    ++head_;
+    out.time_ns = top.time_ns;
+    out.priority = s.priority;
+    out.slot = top.slot;
+    out.seq = s.seq;
+    out.target = s.target;
+    out.kind = s.kind;
+    out.payload = s.payload;
+    free_slot(out.slot);
+    --live_;
+    return true;
+  }
+  return false;
+}
 
 }  // namespace npusim::sim

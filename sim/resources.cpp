@@ -7,32 +7,23 @@
 
 namespace npusim::sim {
 
+namespace {
+
+// std::ceil for 0 <= x < 2^63, inline (without SSE4.1 the library's is a call through the PLT):
+// a double of 2^52 or more is already whole, and below that the truncation is exact.
+double ceil_nonneg(double x) noexcept {
+  const auto t = static_cast<double>(static_cast<std::int64_t>(x));
+  return t < x ? t + 1.0 : t;
+}
+
+}  // namespace
+
 CorePool::CorePool(int cores, int streams, int cap_per_stream)
     : total_(cores),
       free_(cores),
       cap_(cap_per_stream > 0 ? std::min(cap_per_stream, cores) : cores),
       held_(static_cast<std::size_t>(streams), 0) {
   NPUSIM_CHECK(cores >= 0 && streams >= 1 && cap_per_stream >= 0);
-}
-
-int CorePool::grantable(int stream, int wanted, bool beyond_cap) const noexcept {
-  const int room = beyond_cap ? free_ : cap_ - held_[static_cast<std::size_t>(stream)];
-  return std::max(0, std::min({wanted, free_, room}));
-}
-
-void CorePool::acquire(int stream, int n, TimeNs now_ns, bool beyond_cap) {
-  NPUSIM_CHECK(n >= 0 && n <= grantable(stream, n, beyond_cap));
-  held_[static_cast<std::size_t>(stream)] += n;
-  free_ -= n;
-  busy_.add(now_ns, n);
-}
-
-void CorePool::release(int stream, int n, TimeNs now_ns) {
-  int& held = held_[static_cast<std::size_t>(stream)];
-  NPUSIM_CHECK(n >= 0 && n <= held);
-  held -= n;
-  free_ += n;
-  busy_.add(now_ns, -n);
 }
 
 FluidBandwidth::FluidBandwidth(Simulator& sim, double capacity_bytes_per_ns, EventTarget* owner,
@@ -74,7 +65,7 @@ void FluidBandwidth::reshare() {
     t.rate = rate;
     if (changed) {
       sim_.cancel(t.done);
-      const double ns = std::ceil(t.remaining_bytes / rate);
+      const double ns = ceil_nonneg(t.remaining_bytes / rate);
       t.done = sim_.schedule_in(static_cast<TimeNs>(ns), this, 0, t.tag);
     }
   }
@@ -82,12 +73,28 @@ void FluidBandwidth::reshare() {
 
 void FluidBandwidth::start(double bytes, double cap_bytes_per_ns, std::uint64_t tag) {
   NPUSIM_CHECK(bytes > 0 && cap_bytes_per_ns > 0);
+  if (active_.empty()) {
+    // Alone (the usual case): reshare() with one transfer, written out. Its share is the whole
+    // capacity, its rate min(cap, capacity), and its completion is scheduled.
+    settled_ns_ = sim_.now();
+    const double rate = std::min(cap_bytes_per_ns, capacity_);
+    const double ns = ceil_nonneg(bytes / rate);
+    const EventHandle done = sim_.schedule_in(static_cast<TimeNs>(ns), this, 0, tag);
+    active_.push_back(Transfer{tag, bytes, cap_bytes_per_ns, rate, done});
+    order_.push_back(0);
+    return;
+  }
   settle();
   active_.push_back(Transfer{tag, bytes, cap_bytes_per_ns, 0.0, EventHandle{}});
   const std::size_t added = active_.size() - 1;
-  const auto pos = std::lower_bound(order_.begin(), order_.end(), added,
-                                    [&](std::size_t a, std::size_t b) { return before(a, b); });
-  order_.insert(pos, added);
+  // insertion into the short ordered list, from the back (no memmove call for a few entries)
+  order_.push_back(added);
+  std::size_t k = order_.size() - 1;
+  while (k > 0 && before(added, order_[k - 1])) {
+    order_[k] = order_[k - 1];
+    --k;
+  }
+  order_[k] = added;
   reshare();
 }
 
@@ -100,6 +107,15 @@ double FluidBandwidth::rate_of(std::uint64_t tag) const noexcept {
 
 void FluidBandwidth::on_event(std::uint32_t, std::uint64_t payload) {
   settle();
+  if (active_.size() == 1) {
+    // The last transfer: nothing left to reshare.
+    NPUSIM_CHECK(active_[0].tag == payload);
+    bytes_moved_ += active_[0].remaining_bytes;
+    active_.clear();
+    order_.clear();
+    owner_->on_event(done_kind_, payload);
+    return;
+  }
   const auto it = std::find_if(active_.begin(), active_.end(),
                                [&](const Transfer& t) { return t.tag == payload; });
   NPUSIM_CHECK(it != active_.end());
@@ -111,8 +127,11 @@ void FluidBandwidth::on_event(std::uint32_t, std::uint64_t payload) {
   *it = active_.back();
   active_.pop_back();
   // the index of the removed transfer leaves order_; the one moved into its place is renamed
-  order_.erase(std::find(order_.begin(), order_.end(), removed));
-  if (removed != last) *std::find(order_.begin(), order_.end(), last) = removed;
+  std::size_t w = 0;
+  for (const std::size_t i : order_) {
+    if (i != removed) order_[w++] = i == last ? removed : i;
+  }
+  order_.pop_back();
   if (!active_.empty()) reshare();
   owner_->on_event(done_kind_, payload);
 }

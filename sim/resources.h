@@ -9,12 +9,14 @@
 // - ServerPool: k identical servers with one FIFO queue (the PCIe link, the AI CPU cores, the
 //   host cores shared by a card's streams).
 // The L2 bandwidth is a second FluidBandwidth; the task scheduler, one server whose work on a
-// kernel overlaps that kernel's head, is a "free at" time in card_sim.cpp.
+// kernel overlaps that kernel's head, is a "free at" time in card_stream.cpp.
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <vector>
 
+#include "model/error.h"
 #include "sim/simulator.h"
 
 namespace npusim::sim {
@@ -62,11 +64,25 @@ class CorePool {
   CorePool(int cores, int streams, int cap_per_stream);
   /// How many of `wanted` cores `stream` could take now: min(wanted, free, cap - held), or
   /// min(wanted, free) for an op that ignores the core limit (`beyond_cap`).
-  [[nodiscard]] int grantable(int stream, int wanted, bool beyond_cap = false) const noexcept;
+  [[nodiscard]] int grantable(int stream, int wanted, bool beyond_cap = false) const noexcept {
+    const int room = beyond_cap ? free_ : cap_ - held_[static_cast<std::size_t>(stream)];
+    return std::max(0, std::min(wanted, std::min(free_, room)));
+  }
   /// Takes `n` cores for `stream` (n <= grantable(stream, n, beyond_cap)).
-  void acquire(int stream, int n, TimeNs now_ns, bool beyond_cap = false);
+  void acquire(int stream, int n, TimeNs now_ns, bool beyond_cap = false) {
+    NPUSIM_CHECK(n >= 0 && n <= grantable(stream, n, beyond_cap));
+    held_[static_cast<std::size_t>(stream)] += n;
+    free_ -= n;
+    busy_.add(now_ns, n);
+  }
   /// Returns `n` cores held by `stream`.
-  void release(int stream, int n, TimeNs now_ns);
+  void release(int stream, int n, TimeNs now_ns) {
+    int& held = held_[static_cast<std::size_t>(stream)];
+    NPUSIM_CHECK(n >= 0 && n <= held);
+    held -= n;
+    free_ += n;
+    busy_.add(now_ns, -n);
+  }
   /// Cores in the pool.
   [[nodiscard]] int total() const noexcept { return total_; }
   /// Cores not held by anyone.

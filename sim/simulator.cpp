@@ -6,22 +6,6 @@
 
 namespace npusim::sim {
 
-EventHandle Simulator::schedule_at(TimeNs at_ns, EventTarget* target, std::uint32_t kind,
-                                   std::uint64_t payload, std::int32_t priority) {
-  NPUSIM_CHECK(at_ns >= now_ns_);
-  NPUSIM_CHECK(target != nullptr);
-  ++stats_.events_scheduled;
-  const EventHandle h = queue_.push(at_ns, priority, target, kind, payload);
-  if (queue_.size() > stats_.max_pending) stats_.max_pending = queue_.size();
-  return h;
-}
-
-bool Simulator::cancel(EventHandle h) noexcept {
-  const bool was_pending = queue_.cancel(h);
-  if (was_pending) ++stats_.events_cancelled;
-  return was_pending;
-}
-
 std::uint64_t Simulator::run(TimeNs until_ns) {
   stop_ = false;
   std::uint64_t processed = 0;

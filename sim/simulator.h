@@ -33,14 +33,25 @@ class Simulator {
   /// Schedules `target->on_event(kind, payload)` at absolute time `at_ns` (>= now()).
   /// Among events of the same time, lower `priority` runs first, then insertion order.
   EventHandle schedule_at(TimeNs at_ns, EventTarget* target, std::uint32_t kind,
-                          std::uint64_t payload = 0, std::int32_t priority = 0);
+                          std::uint64_t payload = 0, std::int32_t priority = 0) {
+    NPUSIM_CHECK(at_ns >= now_ns_);
+    NPUSIM_CHECK(target != nullptr);
+    ++stats_.events_scheduled;
+    const EventHandle h = queue_.push(at_ns, priority, target, kind, payload);
+    if (queue_.size() > stats_.max_pending) stats_.max_pending = queue_.size();
+    return h;
+  }
   /// Schedules after `delay_ns` (>= 0) from now().
   EventHandle schedule_in(TimeNs delay_ns, EventTarget* target, std::uint32_t kind,
                           std::uint64_t payload = 0, std::int32_t priority = 0) {
     return schedule_at(now_ns_ + delay_ns, target, kind, payload, priority);
   }
   /// Cancels a pending event; false when it already ran or was cancelled.
-  bool cancel(EventHandle h) noexcept;
+  bool cancel(EventHandle h) noexcept {
+    const bool was_pending = queue_.cancel(h);
+    if (was_pending) ++stats_.events_cancelled;
+    return was_pending;
+  }
   /// True while `h` is scheduled and not yet run or cancelled.
   [[nodiscard]] bool pending(EventHandle h) const noexcept { return queue_.pending(h); }
 

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <random>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -119,6 +120,58 @@ TEST_CASE("the queue agrees with a sorted reference under random pushes and canc
     ++i;
   }
   CHECK(i == live.size());
+}
+
+TEST_CASE("interleaved pushes, pops and cancels pop in key order as the queue grows and shrinks",
+          "[event_queue]") {
+  // The queue keeps a sorted array while small and a heap while large; a random walk of its size
+  // between empty and a few hundred crosses both switches many times. A std::set of
+  // (time, priority, seq) is the reference for every pop.
+  std::mt19937_64 rng(7);
+  EventQueue q;
+  Recorder r;
+  std::set<std::tuple<TimeNs, std::int32_t, std::uint64_t>> ref;
+  std::vector<std::pair<EventHandle, std::tuple<TimeNs, std::int32_t, std::uint64_t>>> handles;
+  TimeNs clock = 0;
+  std::size_t pops = 0;
+  std::size_t max_size = 0;
+  for (int round = 0; round < 60; ++round) {
+    const bool grow = round % 4 < 2;
+    const int steps = 100 + static_cast<int>(rng() % 500);
+    for (int i = 0; i < steps; ++i) {
+      const auto op = rng() % 10;
+      if (op < (grow ? 6U : 2U)) {
+        // mostly near-future events, some far ones and some at the current time
+        const TimeNs t = clock + static_cast<TimeNs>(rng() % 4 == 0 ? rng() % 5000 : rng() % 50);
+        const auto prio = static_cast<std::int32_t>(rng() % 2);
+        const EventHandle h = q.push(t, prio, &r, 0, 0);
+        ref.emplace(t, prio, h.seq);
+        handles.emplace_back(h, std::make_tuple(t, prio, h.seq));
+      } else if (op < 9) {
+        Event e;
+        const bool got = q.pop(e);
+        REQUIRE(got == !ref.empty());
+        if (!got) continue;
+        REQUIRE(std::make_tuple(e.time_ns, e.priority, e.seq) == *ref.begin());
+        ref.erase(ref.begin());
+        clock = e.time_ns;
+        ++pops;
+      } else if (!handles.empty()) {
+        const auto& [h, key] = handles[rng() % handles.size()];
+        CHECK(q.cancel(h) == (ref.erase(key) == 1));
+      }
+      REQUIRE(q.size() == ref.size());
+      max_size = std::max(max_size, ref.size());
+    }
+  }
+  Event e;
+  while (q.pop(e)) {
+    REQUIRE(std::make_tuple(e.time_ns, e.priority, e.seq) == *ref.begin());
+    ref.erase(ref.begin());
+  }
+  CHECK(ref.empty());
+  CHECK(pops > 1000);
+  CHECK(max_size > 100);  // the walk did reach the heap layout (past 64 entries)
 }
 
 TEST_CASE("re-keying one event many times keeps the heap bounded", "[event_queue]") {
