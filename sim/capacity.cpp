@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -19,14 +21,23 @@ namespace {
 
 // A rate doubled this often and still meeting the P99 is not a Poisson bottleneck any more.
 constexpr int kMaxRateDoublings = 30;
-// The share of its measured requests a rate's run is first taken to before the search decides
-// whether that rate needs the rest (search tuning, not a model constant: smaller looks cost less
-// and mislead more; 1/8 needs the fewest events on the default scenario's sweeps, docs/sweeps.md).
-constexpr double kFirstLookShare = 0.125;
-constexpr std::int64_t kFirstLookMin = 200;
-// After this many first looks every further rate is run in full: the search then bisects on
-// exact verdicts, so it ends however the tails mislead it.
-constexpr int kMaxFirstLooks = 4;
+// Runs advance in steps of 1/kSteps of their measured requests (at least kStepMin), one step at a
+// time while a rate is a candidate, so a rate the search leaves costs the steps it took. The
+// first kMaxFirstLooks rates get one step each before any run is taken to its end (search tuning,
+// not model constants: bench_capacity_grid compares choices in kernel events).
+constexpr std::int64_t kSteps = 8;
+constexpr std::int64_t kStepMin = 200;
+constexpr int kMaxFirstLooks = 2;
+// The first run taken to its end is finished even when it settles over, to serve as the reference,
+// if by then it ran at least this share of its measured requests: its exact over-count profile is
+// worth more than the rest of the run costs. (Finishing later runs that settle late as references
+// too cost more than it saved on bench_capacity_grid.)
+constexpr double kFinishSettledFrom = 0.5;
+// How much the over-count grows per grid step when no two runs say it (estimate: near the
+// capacity of the default scenario's sweep it grows 2-10 % per 2 % of rate, docs/scenarios.md).
+constexpr double kDefaultLogSlope = 0.05;
+// A measured growth below this is noise, not a slope to extrapolate with.
+constexpr double kMinLogSlope = 0.01;
 // The most grid steps one extrapolation from two measured rates may move.
 constexpr std::int64_t kMaxJump = 24;
 // The probes: a few hundred requests give a floor and a ceiling to a few per cent, all a first
@@ -49,6 +60,18 @@ void check_search(const Scenario& sc, double tolerance) {
   }
 }
 
+// A rate's run, with its over-count (measured requests known to exceed the target, P99Watch) and
+// y (see Search::y_of) after each step taken, and the over-count at its end once it ran there.
+struct Rate {
+  SimRun run;
+  std::vector<std::int64_t> over_at;
+  std::vector<double> y_at;
+  std::optional<std::int64_t> final_over;  // the full run's over-count, when it ran to its end
+  [[nodiscard]] std::size_t depth() const noexcept { return over_at.size(); }
+  /// Steps whose over-count was taken at the step's end (a settled run's last one was not).
+  [[nodiscard]] std::size_t full_steps() const { return depth() - (run.settled_over() ? 1 : 0); }
+};
+
 // The search over the grid rate(k) = anchor g^k, g = 1 / (1 - tolerance).
 class Search {
  public:
@@ -59,9 +82,9 @@ class Search {
     // A floor at or above the target (nothing meets it) would make y meaningless: keep it below.
     floor_ms_ = std::min(probe.queue.floor_ms, 0.5 * *sc_.target.p99_ms);
     boundary_ = y_of(*sc_.target.p99_ms);
-    first_look_ = std::min(
-        n_, std::max(kFirstLookMin,
-                     static_cast<std::int64_t>(kFirstLookShare * static_cast<double>(n_))));
+    step_ = std::min(n_, std::max(kStepMin, n_ / kSteps));
+    needed_ = P99Watch(n_, *sc_.target.p99_ms).over_needed();
+    log_boundary_ = std::log(static_cast<double>(needed_) + 0.5);
     // Shrunk by a part in 1e9 so that neighbours are within the tolerance after rounding.
     ln_g_ = -std::log1p(-tolerance) * (1 - 1e-9);
     const double start = sc_.workload.rate_qps;
@@ -79,21 +102,38 @@ class Search {
 
   MaxQps run() {
     for (;;) {
-      const std::int64_t c = std::clamp(estimate(), lo_, hi_ - 1);
-      std::int64_t next = 0;
-      std::int64_t least = std::numeric_limits<std::int64_t>::max();
-      // The failing side first on a tie: a run that fails often settles early.
-      for (const std::int64_t k : {c + 1, c}) {
-        if (k <= lo_ || k >= hi_) continue;
-        const auto it = runs_.find(k);
-        const std::int64_t progress = it == runs_.end() ? -1 : it->second.measured_done();
-        if (progress < least) {
-          least = progress;
-          next = k;
+      if (!has_reference()) {
+        // First looks at up to kMaxFirstLooks rates, then the rate they point to in full.
+        const std::int64_t c = std::clamp(estimate_by_y(), lo_, hi_ - 1);
+        std::optional<std::int64_t> fresh;  // the failing side first: it often settles early
+        for (const std::int64_t k : {c + 1, c}) {
+          if (!fresh && k > lo_ && k < hi_ && runs_.count(k) == 0) fresh = k;
         }
+        if (fresh && looks_ < kMaxFirstLooks) {
+          look(*fresh);
+        } else if (c > lo_) {
+          run_out(c);
+        } else if (c + 1 < hi_) {
+          run_out(c + 1);
+        } else {
+          break;
+        }
+        continue;
       }
-      if (least == std::numeric_limits<std::int64_t>::max()) break;  // c, c + 1 both exact
-      work_on(next);
+      const std::int64_t c = std::clamp(estimate_by_count(), lo_, hi_ - 1);
+      if (c > lo_ && runs_.count(c) == 0) {
+        step_on(c);  // a first look, which the references turn into a prediction
+      } else if (c > lo_) {
+        // The rate estimated to be the capacity runs to its end: either the reported run, or
+        // (when it fails) the bracket's upper end, and a reference next to the crossing.
+        run_out(c);
+      } else if (c + 1 < hi_) {
+        // The capacity's run is exact; its neighbour above goes step by step, to its settling or
+        // until the counts say it passes after all (then it runs out as the new capacity).
+        step_on(c + 1);
+      } else {
+        break;  // c, c + 1 both exact
+      }
     }
     return result();
   }
@@ -102,82 +142,174 @@ class Search {
   [[nodiscard]] double rate(std::int64_t k) const {
     return anchor_ * std::exp(static_cast<double>(k) * ln_g_);
   }
-  [[nodiscard]] double index(double rate_qps) const { return std::log(rate_qps / anchor_) / ln_g_; }
 
-  // Takes k's run one step further: a first look when it has none, else to its verdict.
-  void work_on(std::int64_t k) {
+  [[nodiscard]] bool has_reference() const {
+    return std::any_of(runs_.begin(), runs_.end(),
+                       [](const auto& kr) { return kr.second.final_over.has_value(); });
+  }
+
+  Rate& at(std::int64_t k) {
     auto it = runs_.find(k);
     if (it == runs_.end()) {
       Scenario sc = sc_;
       sc.workload.rate_qps = rate(k);
-      it = runs_.emplace(k, SimRun(std::move(sc), hw_, true, options_)).first;
+      it = runs_.emplace(k, Rate{SimRun(std::move(sc), hw_, true, options_), {}, {}, {}}).first;
       ++simulations_;
-      if (looks_ < kMaxFirstLooks) {
-        ++looks_;
-        it->second.advance(first_look_);
-        look_share_[k] = y_of(it->second.p99_so_far_ms());
-        update(k, it->second);
-        return;
-      }
     }
-    it->second.advance(std::numeric_limits<std::int64_t>::max());
-    // The prefix of a run is the same sequence of arrivals at every rate (one seed), so how far
-    // its tail share was from the full run's carries over to the neighbours' first looks.
-    if (const auto ls = look_share_.find(k); ls != look_share_.end()) {
-      bias_ = predicted(it->second) / ls->second;
-    }
-    update(k, it->second);
+    return it->second;
   }
 
-  void update(std::int64_t k, const SimRun& r) {
-    if (r.settled_over()) {
+  void look(std::int64_t k) {
+    ++looks_;
+    step(at(k));
+    settle(k);
+  }
+
+  void step_on(std::int64_t k) {
+    Rate& r = at(k);
+    step(r);
+    finish_if_worth_it(r);
+    settle(k);
+  }
+
+  // k's run to its end, step by step (so its over-count profile is known), or to its settling.
+  void run_out(std::int64_t k) {
+    Rate& r = at(k);
+    while (!r.run.done()) step(r);
+    finish_if_worth_it(r);
+    settle(k);
+  }
+
+  // The first reference may be a run that settled over late: it is then run to its end.
+  void finish_if_worth_it(Rate& r) {
+    if (!r.run.settled_over() || r.run.ended() || has_reference()) return;
+    if (static_cast<double>(r.run.measured_done()) >= kFinishSettledFrom * static_cast<double>(n_)) {
+      r.run.advance_to_end();
+    }
+  }
+
+  // Records k's verdict when exact and drops the runs outside the bracket.
+  void settle(std::int64_t k) {
+    Rate& r = runs_.at(k);
+    if (r.run.ended()) r.final_over = r.run.over();
+    if (r.run.settled_over()) {
       hi_ = k;
-    } else if (r.ended()) {
+    } else if (r.run.ended()) {
       lo_ = k;
     } else {
       return;
     }
-    for (auto it = runs_.begin(); it != runs_.end();) {
-      if (it->first < lo_ || it->first > hi_) {
-        events_ += it->second.events();
-        it = runs_.erase(it);
+    for (auto i = runs_.begin(); i != runs_.end();) {
+      if (i->first < lo_ || i->first > hi_) {
+        events_ += i->second.run.events();
+        i = runs_.erase(i);
       } else {
-        ++it;
+        ++i;
       }
     }
   }
 
+  void step(Rate& r) const {
+    const auto upto = static_cast<std::int64_t>(r.depth() + 1) * step_;
+    r.run.advance(upto >= n_ ? std::numeric_limits<std::int64_t>::max() : upto);
+    r.over_at.push_back(r.run.over());
+    r.y_at.push_back(y_of(r.run.p99_so_far_ms()));
+  }
+
   // How far a run's P99 so far lies below the target, as y = 1 / (P99 - floor): for a G/G/c queue
   // the tail above the floor grows as 1 / (ceiling - rate), so y falls about linearly with the
-  // rate and crosses y at the target, boundary_, at the capacity.
+  // rate and crosses y at the target, boundary_, at the capacity. Used before any run ended.
   [[nodiscard]] double y_of(double p99_ms) const {
     return 1 / std::max(p99_ms - floor_ms_, 1e-6 * *sc_.target.p99_ms);
   }
-  // ... for the full run as predicted: exact once it ended; a first look corrected by the bias.
-  [[nodiscard]] double predicted(const SimRun& r) const {
-    const double y = y_of(r.p99_so_far_ms());
-    return r.done() ? y : y * bias_;
-  }
-  [[nodiscard]] bool fails(const SimRun& r) const {
-    if (r.settled_over()) return true;
-    if (r.ended()) return false;
-    return predicted(r) < boundary_;
+
+  // log(1 + the over-count k's full run has), predicted. Every run sees the same arrival sequence
+  // (one seed, times scaled by the rate), so its busy stretches fall at the same places at every
+  // rate, and a run's over-count grows from a given depth to its end by about the factor the
+  // nearest reference's did (one that ran to its end) from that depth. Exact for a run that ended.
+  [[nodiscard]] double log_count(std::int64_t k) const {
+    const Rate& r = runs_.at(k);
+    if (r.final_over) return std::log1p(static_cast<double>(*r.final_over));
+    const std::size_t d = r.depth();
+    const Rate* ref = nullptr;
+    std::int64_t ref_k = 0;
+    for (const auto& [k2, q] : runs_) {
+      if (r.run.settled_over()) break;  // stopped within a step: scaled below
+      if (!q.final_over || q.full_steps() < d) continue;
+      if (ref == nullptr || std::llabs(k2 - k) < std::llabs(ref_k - k)) {
+        ref = &q;
+        ref_k = k2;
+      }
+    }
+    const double here = std::log1p(static_cast<double>(r.over_at.back()));
+    if (ref != nullptr) {
+      return here + std::log1p(static_cast<double>(*ref->final_over)) -
+             std::log1p(static_cast<double>(ref->over_at[d - 1]));
+    }
+    // A run that settled (its count a lower bound) or one deeper than every reference: the count
+    // so far scaled to the whole run.
+    const double done = static_cast<double>(std::max<std::int64_t>(r.run.measured_done(), 1));
+    return here + std::log(std::max(1.0, static_cast<double>(n_) / done));
   }
 
-  // The grid index estimated to be the highest whose full run meets the target.
-  [[nodiscard]] std::int64_t estimate() const {
-    std::vector<std::pair<std::int64_t, const SimRun*>> seen;
-    for (const auto& [k, r] : runs_) {
-      if (r.resolved() > 0) seen.emplace_back(k, &r);
+  [[nodiscard]] bool fails_by_count(std::int64_t k) const {
+    const SimRun& r = runs_.at(k).run;
+    if (r.settled_over()) return true;
+    if (r.ended()) return false;
+    return log_count(k) > log_boundary_;
+  }
+
+  // The grid index estimated to be the highest whose full run meets the target, once a reference
+  // ran to its end: log-count is interpolated linearly in k between the nearest runs either side
+  // of the boundary, and extrapolated beyond them with the slope of the two nearest.
+  [[nodiscard]] std::int64_t estimate_by_count() const {
+    std::vector<std::int64_t> seen;
+    for (const auto& [k, r] : runs_) seen.push_back(k);
+    std::size_t j = 0;
+    while (j < seen.size() && !fails_by_count(seen[j])) ++j;
+    if (j > 0 && j < seen.size()) {
+      const std::int64_t a = seen[j - 1];
+      const std::int64_t z = seen[j];
+      const double la = log_count(a);
+      const double lz = log_count(z);
+      const double t = lz > la ? (log_boundary_ - la) / (lz - la) : 0.5;
+      const auto step = static_cast<std::int64_t>(std::floor(std::clamp(t, 0.0, 1.0) *
+                                                             static_cast<double>(z - a)));
+      return std::min(a + step, z - 1);
     }
+    const bool below = j == 0;  // every rate seen fails: look below the lowest
+    const std::int64_t k = below ? seen.front() : seen.back();
+    const double l1 = log_count(k);
+    double slope = kDefaultLogSlope;
+    if (seen.size() >= 2) {
+      const std::int64_t k2 = below ? seen[1] : seen[seen.size() - 2];
+      const double measured = (log_count(k2) - l1) / static_cast<double>(k2 - k);
+      if (measured > kMinLogSlope) slope = measured;
+    }
+    const double steps = std::clamp((log_boundary_ - l1) / slope, -static_cast<double>(kMaxJump),
+                                    static_cast<double>(kMaxJump));
+    const auto c = static_cast<std::int64_t>(std::floor(static_cast<double>(k) + steps));
+    return below ? std::min(c, k - 1) : std::max(c, k);
+  }
+
+  [[nodiscard]] bool fails_by_y(const Rate& r) const {
+    if (r.run.settled_over()) return true;
+    if (r.run.ended()) return false;
+    return r.y_at.back() < boundary_;
+  }
+
+  // The same estimate from the first looks alone, in y (nothing ran to its end yet).
+  [[nodiscard]] std::int64_t estimate_by_y() const {
+    std::vector<std::pair<std::int64_t, const Rate*>> seen;
+    for (const auto& [k, r] : runs_) seen.emplace_back(k, &r);
     if (seen.empty()) return 0;  // the approximation's capacity
     std::size_t j = 0;
-    while (j < seen.size() && !fails(*seen[j].second)) ++j;
+    while (j < seen.size() && !fails_by_y(*seen[j].second)) ++j;
     if (j > 0 && j < seen.size()) {  // between a passing and a failing rate: secant in y
       const auto [a, ra] = seen[j - 1];
       const auto [z, rz] = seen[j];
-      const double ya = predicted(*ra);
-      const double yz = predicted(*rz);
+      const double ya = ra->y_at.back();
+      const double yz = rz->y_at.back();
       const double t = ya > yz ? (ya - boundary_) / (ya - yz) : 0.5;
       const auto step = static_cast<std::int64_t>(std::floor(std::clamp(t, 0.0, 1.0) *
                                                              static_cast<double>(z - a)));
@@ -185,11 +317,11 @@ class Search {
     }
     const bool below = j == 0;  // every rate seen fails: look below the lowest
     const auto [k, r] = below ? seen.front() : seen.back();
-    const double y1 = predicted(*r);
+    const double y1 = r->y_at.back();
     double target_rate = 0;
     if (seen.size() >= 2) {  // the line through the two rates nearest the boundary
       const auto [k2, r2] = below ? seen[1] : seen[seen.size() - 2];
-      const double slope = (predicted(*r2) - y1) / (rate(k2) - rate(k));
+      const double slope = (r2->y_at.back() - y1) / (rate(k2) - rate(k));
       if (slope < 0) target_rate = rate(k) + (boundary_ - y1) / slope;
     } else if (probe_.queue.ceiling_qps > rate(k)) {  // the line through it and the ceiling
       target_rate = rate(k) + (probe_.queue.ceiling_qps - rate(k)) * (1 - boundary_ / y1);
@@ -204,17 +336,17 @@ class Search {
   MaxQps result() {
     MaxQps m;
     if (lo_ < k_min_) {  // nothing met the target: report the lowest rate tried, in full
-      SimRun& r = runs_.at(k_min_);
+      SimRun& r = runs_.at(k_min_).run;
       r.advance_to_end();
       m.fail_qps = rate(k_min_);
       m.result = r.finish();
     } else {
-      SimRun& r = runs_.at(lo_);
+      SimRun& r = runs_.at(lo_).run;
       m.rate_qps = rate(lo_);
       if (hi_ <= k_max_) m.fail_qps = rate(hi_);
       m.result = r.finish();
     }
-    for (const auto& [k, r] : runs_) events_ += r.events();
+    for (const auto& [k, r] : runs_) events_ += r.run.events();
     m.simulations = simulations_ + probe_.simulations;
     m.events = events_ + probe_.events;
     return m;
@@ -227,17 +359,17 @@ class Search {
   std::int64_t n_ = 0;
   double floor_ms_ = 0;  // the probe's latency floor
   double boundary_ = 0;  // y at the target
-  std::int64_t first_look_ = 0;
+  std::int64_t step_ = 0;  // measured requests per step
+  std::int64_t needed_ = 0;  // over-count at which the P99 misses the target
+  double log_boundary_ = 0;  // log-count between passing (needed_ - 1) and failing (needed_)
   double ln_g_ = 0;
   double anchor_ = 0;  // rate(0)
   std::int64_t k_min_ = 0;
   std::int64_t k_max_ = 0;
   std::int64_t lo_ = 0;  // highest index whose full run met the target (k_min_ - 1: none yet)
   std::int64_t hi_ = 0;  // lowest index above lo_ whose full run misses it (k_max_ + 1: none yet)
-  std::map<std::int64_t, SimRun> runs_;
+  std::map<std::int64_t, Rate> runs_;
   int looks_ = 0;
-  std::map<std::int64_t, double> look_share_;  // each rate's y at its first look
-  double bias_ = 1;  // full-run y / first-look y, from the last rate run past its look
   std::int64_t simulations_ = 0;
   std::uint64_t events_ = 0;
 };

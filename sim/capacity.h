@@ -7,13 +7,17 @@
 //      clients: the throughput ceiling) feed a queueing approximation (sim/queueing_approx.h)
 //      whose capacity is the first rate tried;
 //   2. rates lie on a grid of ratio 1 / (1 - tolerance), so neighbours always make a bracket of the
-//      tolerance; each rate's run is a SimRun, first taken to a share of its measured requests
-//      (its latency tail so far says on which side it probably lies), then resumed to the end
-//      where a verdict is needed: nothing run at a rate is thrown away when it is needed in full;
+//      tolerance; each rate's run is a SimRun taken forward in eighths of its measured requests,
+//      only as far as the search needs it: nothing run at a rate is thrown away when it is needed
+//      further;
 //   3. a run stops as soon as its P99 verdict is settled over (sim/p99_watch.h): exactly the
 //      verdict of the full run;
-//   4. the next rate follows from the measured tails (interpolated in log share between the
-//      nearest rates either side, the approximation's shape beyond them).
+//   4. two first looks (one eighth each) place the crossing roughly by their P99 so far; the rate
+//      they point to runs to its end and becomes the reference: every run sees the same arrival
+//      sequence scaled, so another rate's over-target count after d eighths, times the factor by
+//      which the nearest reference's grew from d eighths to its end, predicts its full count. The
+//      next rate is where the predicted counts cross the P99's limit; it runs to its end, and
+//      its neighbour above goes an eighth at a time until it settles (or is predicted to pass).
 // The reported rate and result come from a full run at that rate; the failing neighbour's verdict
 // is exact. find_max_qps_bisection is the exhaustive search it replaces, kept as the reference.
 

@@ -147,6 +147,36 @@ TEST_CASE("The search finds the bisection's capacity on the default, multi-strea
   }
 }
 
+// The search predicts one rate's verdict from another's run through the shared arrival sequence
+// (sim/capacity.cpp): whatever the sequence, its bracket must still be two exact verdicts, and the
+// crossing it holds the bisection's.
+TEST_CASE("Over seeds and stream counts the search's bracket is exact and holds the bisection's "
+          "capacity",
+          "[capacity]") {
+  const auto hw = npusim::test::chip("ascend910b3");
+  const double tol = 0.02;
+  for (const char* seed : {"scenario.seed=2", "scenario.seed=3"}) {
+    for (const char* streams : {"deployment.streams=1", "deployment.streams=2",
+                                "deployment.streams=4"}) {
+      const Scenario sc = npusim::sim::load_scenario(
+          npusim::test::bundled_scenario("default"),
+          {seed, streams, "deployment.gears=[1, 2, 4, 8, 16]", "workload.requests=4000",
+           "workload.warmup_requests=400"});
+      const MaxQps fast = find_max_qps(sc, hw, tol);
+      const MaxQps plain = find_max_qps_bisection(sc, hw, tol);
+      INFO(seed << " " << streams << ": search " << fast.rate_qps << ".."
+                << fast.fail_qps.value_or(0) << ", bisection " << plain.rate_qps << ".."
+                << plain.fail_qps.value_or(0));
+      check_bracket(fast, sc, hw, tol);
+      REQUIRE(plain.rate_qps > 0);
+      CHECK(fast.rate_qps <= *plain.fail_qps);
+      CHECK(plain.rate_qps <= *fast.fail_qps);
+      CHECK(std::fabs(fast.rate_qps - plain.rate_qps) <=
+            tol * std::max(fast.rate_qps, plain.rate_qps));
+    }
+  }
+}
+
 TEST_CASE("A target below the light-load latency has no capacity, reported from a full run",
           "[capacity]") {
   const auto hw = npusim::test::chip("ascend910b3");
