@@ -23,7 +23,7 @@ int stream_tensors(const std::vector<TensorDesc>& ts) noexcept {
 
 std::string_view attr_key(Attr a) noexcept { return kKeys[static_cast<std::size_t>(a)]; }
 
-AttrTable::AttrTable(const OpDesc& op) noexcept {
+void AttrTable::fill(const OpDesc& op) noexcept {
   // One pass over the attributes; the first of a repeated key counts, as op.attr() finds it.
   for (const auto& [key, value] : op.attrs) {
     std::size_t i = 0;
@@ -44,7 +44,7 @@ AttrTable::AttrTable(const OpDesc& op) noexcept {
 
 OpFacts op_facts(const OpDesc& op) {
   OpFacts f;
-  f.attrs = AttrTable(op);
+  f.attrs.fill(op);
   f.read_tensors = stream_tensors(op.inputs);
   f.write_tensors = stream_tensors(op.outputs);
   if (op.kind == nullptr) return f;

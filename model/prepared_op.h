@@ -37,7 +37,9 @@ inline constexpr std::size_t kFirstListAttr = static_cast<std::size_t>(Attr::kSt
 class AttrTable {
  public:
   AttrTable() = default;
-  explicit AttrTable(const OpDesc& op) noexcept;
+  explicit AttrTable(const OpDesc& op) noexcept { fill(op); }
+  /// Reads `op`'s attributes into an empty table (in place: no 600-byte temporary).
+  void fill(const OpDesc& op) noexcept;
   [[nodiscard]] bool has(Attr a) const noexcept { return (present_ >> static_cast<int>(a)) & 1u; }
   /// As op.attr_number(key, fallback); a present but malformed value defers to `op`, which
   /// throws the same InputError it always did.
