@@ -23,14 +23,7 @@ bool EventQueue::pop_heap_until(TimeNs until_ns, Event& out) {
       continue;
     }
     if (top.time_ns > until_ns) return false;
-    const Slot& s = slots_[top.slot];
-    out.time_ns = top.time_ns;
-    out.priority = s.priority;
-    out.slot = top.slot;
-    out.seq = s.seq;
-    out.target = s.target;
-    out.kind = s.kind;
-    out.payload = s.payload;
+    read_event(top, out);
     pop_front();
     free_slot(top.slot);
     --live_;

@@ -137,6 +137,8 @@ class EventQueue {
   [[nodiscard]] const Key& front() const noexcept { return heap_[head_]; }
   void insert(const Key& k);
   void free_slot(std::uint32_t slot) noexcept;
+  /// The event a live key stands for, as pop_until hands it out.
+  void read_event(const Key& k, Event& out) const noexcept;
   bool pop_heap_until(TimeNs until_ns, Event& out);
   void pop_front();
   void recentre() noexcept;
@@ -247,25 +249,29 @@ inline void EventQueue::free_slot(std::uint32_t slot) noexcept {
   free_head_ = slot;
 }
 
+inline void EventQueue::read_event(const Key& k, Event& out) const noexcept {
+  const Slot& s = slots_[k.slot];
+  out.time_ns = k.time_ns;
+  out.priority = s.priority;
+  out.slot = k.slot;
+  out.seq = s.seq;
+  out.target = s.target;
+  out.kind = s.kind;
+  out.payload = s.payload;
+}
+
 inline bool EventQueue::pop_until(TimeNs until_ns, Event& out) {
   if (!sorted_) return pop_heap_until(until_ns, out);
   // The sorted run (it never holds enough stale keys to need compact()).
   while (head_ < tail_) {
     const Key& top = heap_[head_];
-    Slot& s = slots_[top.slot];
-    if (s.seq != (top.order & kSeqMask)) {  // cancelled
+    if (slots_[top.slot].seq != (top.order & kSeqMask)) {  // cancelled
       ++head_;
       continue;
     }
     if (top.time_ns > until_ns) return false;
     ++head_;
-    out.time_ns = top.time_ns;
-    out.priority = s.priority;
-    out.slot = top.slot;
-    out.seq = s.seq;
-    out.target = s.target;
-    out.kind = s.kind;
-    out.payload = s.payload;
+    read_event(top, out);
     free_slot(out.slot);
     --live_;
     return true;
