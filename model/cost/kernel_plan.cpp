@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <type_traits>
 
 #include "model/op_table.h"
 
@@ -215,11 +214,10 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   double compute_us = 0, memory_us = 0, alignment_us = 0, conflict_us = 0;
   double category[4] = {0, 0, 0, 0};  // cube, vector, scalar, memory
   const double vec_tot = vec_us + scal_us + vdma_us;
-  // Adds stage i run `times` times; kOne: times is 1 (x * 1.0 is x, so it is left out).
-  auto add_stage = [&](int i, double times, auto one) {
-    constexpr bool kOne = decltype(one)::value;
+  // Adds stage i run `times` times (x * 1.0 is exactly x, so the fill pass costs no rounding).
+  auto add_stage = [&](int i, double times) {
     const Stage& s = st[i];
-    const double base = kOne ? s.base : s.base * times;
+    const double base = s.base * times;
     if (i == kIn || i == kFix || i == kOut) {  // Stage::kMemory, whatever folding did
       memory_us += base;
       category[Stage::kMemory] += base;
@@ -236,17 +234,15 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
       compute_us += base;
       category[Stage::kCube] += base;
     }
-    alignment_us += kOne ? s.align : s.align * times;
-    conflict_us += kOne ? s.conflict : s.conflict * times;
-    category[Stage::kMemory] += kOne ? s.align + s.conflict : (s.align + s.conflict) * times;
+    alignment_us += s.align * times;
+    conflict_us += s.conflict * times;
+    category[Stage::kMemory] += (s.align + s.conflict) * times;
   };
-  using One = std::true_type;
-  using Times = std::false_type;
   if (serial) {
-    for (int i = 0; i < kStages; ++i) add_stage(i, w_ideal, Times{});
+    for (int i = 0; i < kStages; ++i) add_stage(i, w_ideal);
   } else {
-    for (int i = 0; i < kStages; ++i) add_stage(i, 1.0, One{});
-    add_stage(bound_stage, w_ideal - 1.0, Times{});
+    for (int i = 0; i < kStages; ++i) add_stage(i, 1.0);
+    add_stage(bound_stage, w_ideal - 1.0);
   }
   cp.compute_us = compute_us;
   cp.alignment_us = alignment_us;
