@@ -3,6 +3,10 @@
 // per index, same-address conflicts growing with block dim and the duplicate ratio, a table small
 // enough for the UB gathered with vgather instead; sorts as 32-element sorts plus 4-way merge
 // passes, one row per core, int64 keys on the scalar unit.
+// A row's DMA address comes from the scalar unit reading its index, so a core has one row in
+// flight: the index work and the row DMAs run in series, not double-buffered, and a row moves at
+// the chip's one-row rate (memory.row_dma_bytes_per_cycle), not the streaming rate
+// (docs/accuracy_mechanisms.md, "Index rows in series").
 #include <algorithm>
 #include <cmath>
 
@@ -28,6 +32,13 @@ void merge(Transfer& into, const Transfer& x) {
 
 double vclass(const HwSpec& hw, VectorClass c) {
   return hw.vector.cycles_per_repeat[static_cast<std::size_t>(c)];
+}
+
+// One independently addressed row per DMA moves at the chip's one-row rate instead of `rate`
+// (the streaming per-core rate of that direction): the factor on the Transfer's rate.
+double row_rate_factor(const HwSpec& hw, double rate) {
+  const double row = hw.memory.row_dma_bytes_per_cycle;
+  return row > 0 && rate > 0 ? std::min(1.0, row / rate) : 1.0;
 }
 
 }  // namespace
@@ -95,6 +106,9 @@ KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int 
       merge(p.in, rowsx);
       p.in.conflict_weight = rowsx.padded_bytes / std::max(p.in.padded_bytes, 1.0);
       p.scalar_cycles = rows / nt * hw.vector.scalar_cycles_per_index;
+      // one row in flight: the rows at the one-row rate, in series with the index work
+      p.in.rate_factor = row_rate_factor(hw, hw.memory.gm_read_bytes_per_cycle);
+      p.ub_single_buffer = true;
     }
     p.out = flat_transfer(out_bytes, nt);
     p.tiles = tiles;
@@ -138,6 +152,15 @@ KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int 
   const double depth = nd && idx->shape.size() >= 2 ? static_cast<double>(idx->shape.back()) : 1.0;
   const double rows = std::max(1.0, static_cast<double>(idx->elements()) / depth);
   const double row_bytes = updates->bytes() / rows;
+  // Rows added into fewer destination rows than there are rows repeat some destination: with N
+  // rows into S < N segments at least N - S adds land on a row already added to, so the duplicate
+  // ratio is at least 1 - S/N (pigeonhole) when the profile gives the output and no attribute
+  // says otherwise.
+  if (!f.attrs.has(Attr::kIndexDupRatio) && !op.outputs.empty() &&
+      !op.outputs[0].shape.empty() && row_bytes > 0) {
+    const double segments = op.outputs[0].bytes() / row_bytes;
+    if (segments >= 1 && segments < rows) p.dup_ratio = std::max(p.dup_ratio, 1 - segments / rows);
+  }
   const std::int64_t tiles = vector_tiles(updates->bytes(), hw, cores, saturating_count(rows));
   const double nt = static_cast<double>(tiles);
   merge(p.in, flat_transfer(updates->bytes() + idx->bytes(), nt));
@@ -145,14 +168,25 @@ KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int 
   p.out.transfers = std::max(1.0, rows / nt);
   p.out.ideal_transfers = p.out.transfers;
   p.out.conflict_weight = 1;
-  // ops that create their output (ScatterNd, UnsortedSegmentSum, EmbeddingDenseGrad) zero it
-  // first; EmbeddingDenseGradV2 leaves that to a MemSet kernel of its own (CANN 8.3 profiles
-  // show aclnnEmbeddingDenseBackward as MemSet, then EmbeddingDenseGradV2 scattering the rows)
-  if (op.type == "ScatterNd" || op.type.rfind("UnsortedSegment", 0) == 0 ||
-      op.type == "EmbeddingDenseGrad") {
+  // one row in flight: the scattered rows at the one-row rate, in series with the index work
+  const double row_factor = row_rate_factor(hw, hw.memory.gm_write_bytes_per_cycle);
+  const double row_out_bytes = p.out.padded_bytes;
+  p.ub_single_buffer = true;
+  // ops that create their output (ScatterNd, EmbeddingDenseGrad) zero it first.
+  // EmbeddingDenseGradV2 leaves that to a MemSet kernel of its own (CANN 8.3 profiles show
+  // aclnnEmbeddingDenseBackward as MemSet, then EmbeddingDenseGradV2 scattering the rows), and
+  // UnsortedSegmentSum adds into an output an AtomicAddrClean kernel zeroed (every one in the
+  // MindSpore 910 profiles follows one, e.g. 33 us zeroing bert's [21128,768] gradient before
+  // the 43-154 us UnsortedSegmentSum, which could not also zero 32 MB itself).
+  if (op.type == "ScatterNd" || op.type == "EmbeddingDenseGrad" ||
+      (op.type.rfind("UnsortedSegment", 0) == 0 && op.type != "UnsortedSegmentSum")) {
     const double init = op.outputs.empty() ? updates->bytes() : op.outputs[0].bytes();
     merge(p.out, flat_transfer(init, nt));
   }
+  // the zeroing streams at the full rate: one factor on the whole Transfer that gives each part
+  // its own rate (bytes over rate summed)
+  const double init_bytes = p.out.padded_bytes - row_out_bytes;
+  p.out.rate_factor = p.out.padded_bytes / (row_out_bytes / row_factor + init_bytes);
   p.vector_cycles = pass_cycles(kind, updates->bytes() / nt, hw);
   p.scalar_cycles = rows / nt * hw.vector.scalar_cycles_per_index;
   p.tiles = tiles;
