@@ -111,15 +111,17 @@ std::vector<OpKindInfo> build_table() {
       VC::kTranscendental, VC::kUnary, VC::kUnary, VC::kBinary});
   // relu that also writes its mask (a compare), and the gradient that selects by it
   ew("ReLUV2", {VC::kUnary, VC::kBinary});
-  // Batch-norm apply over NC1HWC0 with per-channel statistics: (x - mean) * rsqrt(var) * scale +
-  // offset, in fp32 (bn_training_update.py casts fp16 x); the running-statistics update is
-  // per channel and small.
-  ew("BNTrainingUpdate", {VC::kBinary, VC::kBinary, VC::kMultiplyAdd});
+  // Batch-norm apply over NC1HWC0 with per-channel statistics, in fp32 (bn_training_update.py
+  // casts fp16 x). The TBE compute (CANN bn_training_update.py, bn_training_update_compute)
+  // folds mean, rsqrt(var), scale and offset into a per-channel multiplier and addend, so the
+  // full-size work is vmul(multiplier, x) and vadd(., addend); the statistics are per channel.
+  ew("BNTrainingUpdate", {VC::kBinary, VC::kBinary});
   t.back().fp32_compute = true;
-  // Its input gradient: x_hat = (x - mean) * rsqrt(var), then
-  // dx = scale * rsqrt(var) * (dy - (diff_offset + x_hat * diff_scale) / N), in fp32
-  ew("BNTrainingReduceGrad",
-     {VC::kBinary, VC::kBinary, VC::kMultiplyAdd, VC::kBinary, VC::kBinary});
+  // Its input gradient dx = scale * rsqrt(var) * (dy - (diff_offset + x_hat * diff_scale) / N),
+  // in fp32. The TBE compute (CANN bn_training_reduce_grad.py) folds the per-channel terms into a
+  // multiplier, an addend and a scale, so the full-size work is vmul(multiplier, x),
+  // vadd(dy, .), vadd(., addend) and vmul(., scale): four binary passes.
+  ew("BNTrainingReduceGrad", {VC::kBinary, VC::kBinary, VC::kBinary, VC::kBinary});
   t.back().fp32_compute = true;
   ew("ReluGradV2", {VC::kBinary});
   for (auto n : {"SigmoidCrossEntropyWithLogits", "SigmoidCrossEntropyWithLogitsGrad"}) {
