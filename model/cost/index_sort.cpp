@@ -163,7 +163,26 @@ KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int 
   }
   const std::int64_t tiles = vector_tiles(updates->bytes(), hw, cores, saturating_count(rows));
   const double nt = static_cast<double>(tiles);
-  merge(p.in, flat_transfer(updates->bytes() + idx->bytes(), nt));
+  // Given the positions of its sorted indices as well (EmbeddingDenseGradV2: grad, sort_indices,
+  // pos_idx), a scatter reads each update row at its position: a row DMA of its own, at the
+  // one-row rate like the rows it writes (llama's 4-KB rows: 59 us of MTE2 for 102 rows a core)
+  std::size_t row_long_int = 0;
+  for (const auto& t : op.inputs) {
+    row_long_int += is_integer(t.dtype) && static_cast<double>(t.elements()) == rows ? 1 : 0;
+  }
+  if (row_long_int >= 2 && op.type == "EmbeddingDenseGradV2") {
+    Transfer rows_in = row_transfer(rows, row_bytes, nt, hw);
+    rows_in.transfers = rows_in.ideal_transfers = std::max(1.0, rows / nt);
+    merge(p.in, rows_in);
+    const double idx_bytes = idx->bytes() * static_cast<double>(row_long_int) / nt;
+    merge(p.in, flat_transfer(idx_bytes * nt, nt));
+    p.in.rate_factor = p.in.padded_bytes /
+                       (rows_in.padded_bytes /
+                            row_rate_factor(hw, hw.memory.gm_read_bytes_per_cycle) +
+                        idx_bytes);
+  } else {
+    merge(p.in, flat_transfer(updates->bytes() + idx->bytes(), nt));
+  }
   p.out = row_transfer(rows, row_bytes, nt, hw);
   p.out.transfers = std::max(1.0, rows / nt);
   p.out.ideal_transfers = p.out.transfers;

@@ -277,6 +277,15 @@ TEST_CASE("scattered rows: no zeroing for UnsortedSegmentSum, duplicates from fe
                                   "16384,64", "FLOAT16", ""),
                             hw);
   CHECK(nd.bytes_out == 8192 * 128 + 16384 * 128);
+  // EmbeddingDenseGradV2 gets the positions of its sorted indices and reads each gradient row
+  // at its position: on one core 8192 rows of 64 fp32 (256 B) at 8 B/cycle, the two int32
+  // index tensors (65536 B) streamed at 32, one DMA setup per row and per tile's index load
+  const OpCost e = predict(op_io("EmbeddingDenseGradV2", "8192,64;8192;8192", "FLOAT;INT32;INT32",
+                                 "", "16384,64", "FLOAT", ""),
+                           hw, CoreBudget{0, 1});
+  const double tiles = static_cast<double>(e.tiles);
+  CHECK(e.pipes.mte2_us ==
+        Approx((8192.0 * 256 / 8 + 65536.0 / 32 + (8192 + tiles) * 27) / 1000.0));
 }
 
 TEST_CASE("AI CPU ops pay dispatch and run at scalar speed; dynamic shapes add a host round trip",
