@@ -141,9 +141,18 @@ std::vector<OpKindInfo> build_table() {
   for (auto n : {"Sigmoid", "SigmoidGrad", "Swish", "Silu", "SiLU", "HardSigmoid", "HardSwish"}) {
     ew(n, {VC::kSigmoid});
   }
-  for (auto n : {"Tanh", "TanhGrad", "FastGelu", "FastGeluV2", "Gelu", "GeluV2", "Mish",
-                 "Softplus"}) {
+  for (auto n : {"Tanh", "TanhGrad", "FastGelu", "FastGeluV2", "Mish", "Softplus"}) {
     ew(n, {VC::kTanh});
+  }
+  // GeLU is not one tanh: the TBE compute (gelu.py, gelu_compute) casts fp16 to fp32 and runs
+  // x*x, *x (vmul), *0.044715 (vmuls), +x (vadd), *2sqrt(2/pi), min(., 0) (vmuls, vmins),
+  // exp, |.|, *-1 (vexp, vabs, vmuls), exp, +1 (vexp, vadds), x / . (vdiv), * (vmul): four
+  // binary, six scalar-operand and three transcendental passes.
+  for (auto n : {"Gelu", "GeluV2"}) {
+    ew(n, {VC::kBinary, VC::kBinary, VC::kUnary, VC::kBinary, VC::kUnary, VC::kUnary,
+           VC::kTranscendental, VC::kUnary, VC::kUnary, VC::kTranscendental, VC::kUnary,
+           VC::kTranscendental, VC::kBinary});
+    t.back().fp32_compute = true;
   }
   for (auto n : {"Erf", "Erfc", "GeluGrad"}) ew(n, {VC::kErf});
   for (auto n : {"SwiGlu", "GeGlu"}) ew(n, {VC::kSigmoid, VC::kBinary});
