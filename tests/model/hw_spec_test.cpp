@@ -225,7 +225,7 @@ TEST_CASE("each bad chip file fails with its exact diagnostic", "[hw_spec][bad]"
        "nd2nz_inline_max_elements, nd2nz_load_factor, nz_efficiency, split_k_chunk_bytes, "
        "split_k_min_k, tile_m, tile_n, transposed_a_efficiency"},
       {"hw_unknown_section.toml",
-       ":118:2: error: top level: unknown key 'cubee'; accepted keys: aicpu, chip, cube, host, "
+       ":119:2: error: top level: unknown key 'cubee'; accepted keys: aicpu, chip, cube, host, "
        "memory, overhead, pcie, vector"},
       {"hw_missing_key.toml", ":3:1: error: [chip]: missing required key 'freq_mhz'"},
       {"hw_missing_section.toml", ":1:1: error: top level: missing required table [pcie]"},
