@@ -154,7 +154,20 @@ std::vector<OpKindInfo> build_table() {
            VC::kTranscendental, VC::kBinary});
     t.back().fp32_compute = true;
   }
-  for (auto n : {"Erf", "Erfc", "GeluGrad"}) ew(n, {VC::kErf});
+  for (auto n : {"Erf", "Erfc"}) ew(n, {VC::kErf});
+  // GeLU's gradient, from its TBE compute (gelu_grad.py, gelu_grad_compute) in fp32: the tanh
+  // argument (vmul, vmul, vmuls, vadd, vmuls), its exp-based tanh (vabs, vmuls, vexp, vmul, vsub,
+  // vadds, vadds, vmul, vdiv), 1 - tanh^2 times x (vmul, vmuls, vadds, vmul), the polynomial
+  // factor (vmul, vmuls, vadds), the product and sum (vmul, vadds, vmuls, vadd) and dy times it,
+  // keeping y alive (vmul, vmuls, vadd): 13 binary, 13 scalar-operand, 2 transcendental passes.
+  ew("GeluGrad", {VC::kBinary, VC::kBinary, VC::kUnary, VC::kBinary, VC::kUnary,
+                  VC::kUnary, VC::kUnary, VC::kTranscendental, VC::kBinary, VC::kBinary,
+                  VC::kUnary, VC::kUnary, VC::kBinary, VC::kTranscendental,
+                  VC::kBinary, VC::kUnary, VC::kUnary, VC::kBinary,
+                  VC::kBinary, VC::kUnary, VC::kUnary,
+                  VC::kBinary, VC::kUnary, VC::kUnary, VC::kBinary,
+                  VC::kBinary, VC::kUnary, VC::kBinary});
+  t.back().fp32_compute = true;
   for (auto n : {"SwiGlu", "GeGlu"}) ew(n, {VC::kSigmoid, VC::kBinary});
   for (auto n : {"Addcmul", "Addcdiv", "Lerp", "ApplyAdam", "FusedMulAdd"}) {
     ew(n, {VC::kMultiplyAdd, VC::kBinary});

@@ -24,3 +24,15 @@ TEST_CASE("GeLU costs the thirteen fp32 passes of its TBE compute", "[mechanism]
   const OpDesc tanh = npusim::test::op_io("Tanh", "1,1024", "FLOAT16", "ND", "1,1024", "FLOAT16", "ND");
   CHECK(predict(tanh, hw, one_vector_core).pipes.vector_us == Approx(0.222));
 }
+
+TEST_CASE("GeLU's gradient costs the 28 fp32 passes of its TBE compute", "[mechanism][elementwise]") {
+  const HwSpec hw = npusim::test::toy_vector_chip();  // binary 2 cycles, every other class 1
+  const CoreBudget one_vector_core{0, 1};
+  // GeluGrad on dy, x, y [1,1024] fp16: in fp32, 16 repeats per pass. 13 binary passes
+  // 13 x (16 x 2 + 22) = 702 cycles, 13 scalar-operand and 2 transcendental 15 x (16 + 22) = 570,
+  // converting dy, x, y and the result 4 x (16 + 22) = 152: 1424 cycles.
+  const OpDesc grad = npusim::test::op_io("GeluGrad", "1,1024;1,1024;1,1024",
+                                          "FLOAT16;FLOAT16;FLOAT16", "ND;ND;ND", "1,1024",
+                                          "FLOAT16", "ND");
+  CHECK(predict(grad, hw, one_vector_core).pipes.vector_us == Approx(1.424));
+}
