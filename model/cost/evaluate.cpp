@@ -252,64 +252,66 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   s.memory += latency;
   s.category[kCatMemory] += latency;
 
-  // The answer, written once (no call between here and the return, so nothing is stored twice).
-  OpCost c;
-  CriticalPath& cp = c.critical_path;
-  cp.head_us = (hw.overhead.launch_cycles + hw.overhead.per_block_cycles * b) / f;
-  cp.compute_us = s.compute;
-  cp.memory_us = s.memory;
-  cp.alignment_us = s.alignment;
-  cp.conflict_us = s.conflict;
-  cp.tail_us = tail_us;
-  c.duration_us = cp.sum();
-  c.block_dim = b;
-  c.core_time_us = b * c.duration_us;
-  c.tiles = tiles;
-  c.waves = static_cast<int>(std::min<std::int64_t>(w, 2'000'000'000));
-  c.bytes_in = in_total;
-  c.bytes_out = out_total;
-  c.flops = plan.flops;
-  c.cube_efficiency = plan.cube_efficiency;
-  c.warnings = plan.warnings;
+  // The answer, built in locals and written once: OpCost's defaults stored first and then
+  // overwritten cost as much as the fields themselves.
+  const double head_us = (hw.overhead.launch_cycles + hw.overhead.per_block_cycles * b) / f;
+  const CriticalPath cp{head_us, s.compute, s.memory, s.alignment, s.conflict, tail_us, 0.0};
+  const double duration_us = cp.sum();
 
   const double wd = static_cast<double>(w);
-  PipeTimes& p = c.pipes;
-  p.cube_us = wd * cube_busy_us;  // each pipe's own busy time, also when stages run in series
-  p.mte1_us = wd * tot[kStageMte1];
-  p.vector_us = wd * v.vec_us;
-  p.scalar_us = wd * v.scal_us;
-  p.fixpipe_us = wd * fixpipe_busy_us;
-  p.mte2_us = wd * mte2_busy_us;
-  p.mte3_us = wd * tot[kStageOut];
+  // each pipe's own busy time, also when stages run in series
+  double mte2_us = wd * mte2_busy_us;
+  double mte3_us = wd * tot[kStageOut];
   if (plan.vector_dma_cycles > 0) {
     // the vector core's serial transfers: reads and writes together (the plan does not split
     // them), shown on MTE2 where the workspace loads dominate
-    p.mte2_us += wd * v.vdma_us;
+    mte2_us += wd * v.vdma_us;
   }
-  if (saturation > 0 && p.mte2_us + p.mte3_us > 0) {
+  if (saturation > 0 && mte2_us + mte3_us > 0) {
     // starved DMA engines stay busy for the whole bandwidth-limited stretch
-    const double scale = (p.mte2_us + p.mte3_us + saturation) / (p.mte2_us + p.mte3_us);
-    p.mte2_us *= scale;
-    p.mte3_us *= scale;
+    const double scale = (mte2_us + mte3_us + saturation) / (mte2_us + mte3_us);
+    mte2_us *= scale;
+    mte3_us *= scale;
   }
 
   // The bound: the largest category, the head against them; the first of equals.
-  c.bound = Bound::kCube;
+  Bound bound = Bound::kCube;
   double best = s.category[kCatCube];
   if (s.category[kCatVector] > best) {
     best = s.category[kCatVector];
-    c.bound = Bound::kVector;
+    bound = Bound::kVector;
   }
   if (s.category[kCatScalar] > best) {
     best = s.category[kCatScalar];
-    c.bound = Bound::kScalar;
+    bound = Bound::kScalar;
   }
   if (s.category[kCatMemory] > best) {
     best = s.category[kCatMemory];
-    c.bound = Bound::kMemory;
+    bound = Bound::kMemory;
   }
-  if (cp.head_us > best) c.bound = Bound::kHead;
-  return c;
+  if (head_us > best) bound = Bound::kHead;
+
+  return OpCost{
+      .duration_us = duration_us,
+      .block_dim = b,
+      .bound = bound,
+      .core_time_us = b * duration_us,
+      .bytes_in = in_total,
+      .bytes_out = out_total,
+      .flops = plan.flops,
+      .cube_efficiency = plan.cube_efficiency,
+      .critical_path = cp,
+      .pipes = PipeTimes{.cube_us = wd * cube_busy_us,
+                         .vector_us = wd * v.vec_us,
+                         .scalar_us = wd * v.scal_us,
+                         .mte1_us = wd * tot[kStageMte1],
+                         .mte2_us = mte2_us,
+                         .mte3_us = mte3_us,
+                         .fixpipe_us = wd * fixpipe_busy_us},
+      .waves = static_cast<int>(std::min<std::int64_t>(w, 2'000'000'000)),
+      .tiles = tiles,
+      .warnings = plan.warnings,
+  };
 }
 
 }  // namespace npusim::cost

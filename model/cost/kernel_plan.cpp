@@ -38,7 +38,7 @@ void broadcast_extent(const std::vector<TensorDesc>& ts, double& elements, doubl
 double ub_tile_bytes(const HwSpec& hw) noexcept {
   const double block = hw.memory.block_bytes;
   const double per = hw.chip.ub_bytes / std::max(1, hw.vector.ub_buffers);
-  return std::max(block, std::floor(per / block) * block);
+  return std::max(block, fast_floor(per / block) * block);
 }
 
 std::int64_t saturating_count(double x) noexcept {
@@ -49,13 +49,13 @@ std::int64_t saturating_count(double x) noexcept {
 std::int64_t vector_tiles(double total_bytes, const HwSpec& hw, int cores,
                           std::int64_t max_parallel) noexcept {
   const std::int64_t wanted =
-      saturating_count(std::ceil(std::max(total_bytes, 1.0) / std::max(hw.vector.min_bytes_per_core, 1.0)));
+      ceil_count(std::max(total_bytes, 1.0) / std::max(hw.vector.min_bytes_per_core, 1.0));
   const std::int64_t b =
       std::max<std::int64_t>(1, std::min<std::int64_t>({static_cast<std::int64_t>(cores),
                                                          std::max<std::int64_t>(1, max_parallel),
                                                          wanted}));
   const double per_core = total_bytes / static_cast<double>(b);
-  const std::int64_t need = saturating_count(std::ceil(per_core / ub_tile_bytes(hw)));
+  const std::int64_t need = ceil_count(per_core / ub_tile_bytes(hw));
   // min(need, 2^53 / b); b < 2^31 puts 2^53 / b above 2^22, so a smaller need skips the divide
   const std::int64_t loops = need <= (std::int64_t{1} << 22)
                                  ? need
@@ -78,16 +78,8 @@ Transfer row_transfer(double rows, double row_bytes, double tiles, const HwSpec&
   return t;
 }
 
-Transfer flat_transfer(double bytes, double tiles) noexcept {
-  Transfer t;
-  t.bytes = bytes / tiles;
-  t.padded_bytes = t.bytes;
-  t.transfers = t.ideal_transfers = bytes > 0 ? 1 : 0;
-  return t;
-}
-
 double class_pass_cycles(VectorClass c, double bytes, const HwSpec& hw) noexcept {
-  return std::ceil(bytes / hw.vector.repeat_bytes) *
+  return fast_ceil(bytes / hw.vector.repeat_bytes) *
              hw.vector.cycles_per_repeat[static_cast<std::size_t>(c)] +
          hw.vector.api_overhead_cycles;
 }
@@ -97,7 +89,7 @@ double pass_cycles(const OpKindInfo& kind, double bytes, const HwSpec& hw) noexc
   for (std::uint8_t i = 0; i < kind.pass_count; ++i) {
     per_repeat += hw.vector.cycles_per_repeat[static_cast<std::size_t>(kind.passes[i])];
   }
-  const double repeats = std::ceil(bytes / hw.vector.repeat_bytes);
+  const double repeats = fast_ceil(bytes / hw.vector.repeat_bytes);
   return repeats * per_repeat + hw.vector.api_overhead_cycles * kind.pass_count;
 }
 

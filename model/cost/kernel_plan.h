@@ -162,6 +162,31 @@ inline constexpr double kMaxCount = 9007199254740992.0;  // 2^53
 /// zero or negative count is 1.
 [[nodiscard]] std::int64_t saturating_count(double x) noexcept;
 
+/// std::ceil / std::floor, bit for bit, with a cheaper path for the usual positive value below
+/// 2^52 (truncation to an integer is exact there): x86-64's baseline has no rounding
+/// instruction, so the library form is a longer bit-mask sequence. Zero, negative, huge and NaN
+/// values take the library form (-0.0 and the sign of a zero result stay exact).
+[[nodiscard]] inline double fast_ceil(double x) noexcept {
+  if (x > 0 && x < 4503599627370496.0) {  // (0, 2^52)
+    const double t = static_cast<double>(static_cast<std::int64_t>(x));
+    return t < x ? t + 1 : t;
+  }
+  return std::ceil(x);
+}
+[[nodiscard]] inline double fast_floor(double x) noexcept {
+  if (x > 0 && x < 4503599627370496.0) return static_cast<double>(static_cast<std::int64_t>(x));
+  return std::floor(x);
+}
+/// saturating_count(std::ceil(x)) (a count in [1, 2^53]), without the rounding to a double and
+/// back where x is in (0, 2^52).
+[[nodiscard]] inline std::int64_t ceil_count(double x) noexcept {
+  if (x > 0 && x < 4503599627370496.0) {  // ceil(x) >= 1 there, and below 2^53
+    const auto i = static_cast<std::int64_t>(x);
+    return static_cast<double>(i) < x ? i + 1 : i;
+  }
+  return saturating_count(std::ceil(x));
+}
+
 /// Rounds `x` up to a multiple of `m` (m > 0).
 [[nodiscard]] inline double round_up(double x, double m) noexcept {
   const double q = x / m;
@@ -217,8 +242,15 @@ void broadcast_extent(const std::vector<TensorDesc>& ts, double& elements, doubl
 /// a slice of the last axis) need one DMA per row even when aligned.
 [[nodiscard]] Transfer row_transfer(double rows, double row_bytes, double tiles, const HwSpec& hw,
                                     bool contiguous = true) noexcept;
-/// Fills a contiguous transfer of `bytes` split over `tiles` tiles (one DMA per tile).
-[[nodiscard]] Transfer flat_transfer(double bytes, double tiles) noexcept;
+/// Fills a contiguous transfer of `bytes` split over `tiles` tiles (one DMA per tile). Inline:
+/// every builder calls it, and its callers often overwrite the transfer counts.
+[[nodiscard]] inline Transfer flat_transfer(double bytes, double tiles) noexcept {
+  Transfer t;
+  t.bytes = bytes / tiles;
+  t.padded_bytes = t.bytes;
+  t.transfers = t.ideal_transfers = bytes > 0 ? 1 : 0;
+  return t;
+}
 /// Vector cycles for `bytes` of data through the op's passes (one repeat = repeat_bytes).
 [[nodiscard]] double pass_cycles(const OpKindInfo& kind, double bytes, const HwSpec& hw) noexcept;
 /// One vector pass of class `c` over `bytes`: whole repeats plus one API call.

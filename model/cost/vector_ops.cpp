@@ -194,7 +194,11 @@ KernelPlan elementwise_plan(const OpDesc& op, const ElementwiseShape& s, const H
     p.out = row_transfer(rows, last * out_ds, nt, hw);
   }
   add_compute(p, kind, e * ds / nt, e / nt, s.scalar, hw, s.casts);
-  p.vector_cycles += broadcast_passes * class_pass_cycles(VectorClass::kUnary, e * ds / nt, hw);
+  // Without broadcast inputs this adds 0 x a finite cycle count, +0.0 to a sum that is never
+  // -0.0: skipped, bit for bit the same.
+  if (broadcast_passes > 0) {
+    p.vector_cycles += broadcast_passes * class_pass_cycles(VectorClass::kUnary, e * ds / nt, hw);
+  }
   p.tiles = tiles;
   p.flops = e * kind.pass_count;
   return p;
