@@ -147,7 +147,7 @@ Gemm gemm_of_conv(const OpDesc& op, const HwSpec& hw, const AttrTable* attrs) no
   double ds = dtype_bytes(x->dtype);
   if (c0 > 0) ds = hw.cube.fractal_k_bytes / c0;
   g.dtype = ds <= 1 ? DType::kInt8 : ds <= 2 ? DType::kFloat16 : DType::kFloat32;
-  const double k0 = c0 > 0 ? c0 : std::max(1.0, std::floor(hw.cube.fractal_k_bytes / ds));
+  const double k0 = c0 > 0 ? c0 : std::max(1.0, fast_floor(hw.cube.fractal_k_bytes / ds));
   const double cin = round_up(fx.c / groups, k0);  // channels per group, padded to C0
   double area = fw.area;
   if (fw.fractal) {
@@ -175,8 +175,8 @@ Gemm gemm_of_conv(const OpDesc& op, const HwSpec& hw, const AttrTable* attrs) no
     if (kh <= 0 || kw <= 0) kh = kw = std::max(1.0, std::round(std::sqrt(std::max(area, 1.0))));
     fy = fx;
     fy.c = cout;
-    fy.h = std::max(1.0, std::floor((fx.h + ph - dh * (kh - 1) - 1) / std::max(1.0, sh)) + 1);
-    fy.w = std::max(1.0, std::floor((fx.w + pw - dw * (kw - 1) - 1) / std::max(1.0, sw)) + 1);
+    fy.h = std::max(1.0, fast_floor((fx.h + ph - dh * (kh - 1) - 1) / std::max(1.0, sh)) + 1);
+    fy.w = std::max(1.0, fast_floor((fx.w + pw - dw * (kw - 1) - 1) / std::max(1.0, sw)) + 1);
   } else {
     fy = fx;
     fy.c = cout;

@@ -78,9 +78,9 @@ KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int 
       p.reread_bytes = params.bytes() * (b - 1);
       // vgather takes byte offsets: indices are converted (vconv) and scaled (vmuls) first
       const double idx_bytes_tile = idx->bytes() / nt;
-      p.vector_cycles = std::ceil(out_bytes / nt / hw.vector.repeat_bytes) *
+      p.vector_cycles = fast_ceil(out_bytes / nt / hw.vector.repeat_bytes) *
                             vclass(hw, VectorClass::kGather) +
-                        std::ceil(idx_bytes_tile / hw.vector.repeat_bytes) *
+                        fast_ceil(idx_bytes_tile / hw.vector.repeat_bytes) *
                             (vclass(hw, VectorClass::kConvert) + vclass(hw, VectorClass::kUnary)) +
                         3 * hw.vector.api_overhead_cycles;
       p.in.conflict_weight = 0;
@@ -190,8 +190,8 @@ KernelPlan plan_sort(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
   p.in = row_transfer(rows, n_eff * ds, nt, hw);
   p.out = flat_transfer(rows * k * (ds + 4.0), nt);  // values + int32 indices
   // 32-element sorts, then ceil(log4(chunks)) merge passes of 4 lists.
-  const double chunks = std::ceil(n_eff / 32.0);
-  const double passes = chunks > 1 ? std::ceil(std::log(chunks) / std::log(4.0)) : 0.0;
+  const double chunks = fast_ceil(n_eff / 32.0);
+  const double passes = chunks > 1 ? fast_ceil(std::log(chunks) / std::log(4.0)) : 0.0;
   if (is_int64(x.dtype)) {
     p.scalar_cycles = rows_per_tile * n_eff * std::max(1.0, std::log2(n_eff)) *
                       hw.vector.scalar_cycles_per_element;

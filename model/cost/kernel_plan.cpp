@@ -63,21 +63,6 @@ std::int64_t vector_tiles(double total_bytes, const HwSpec& hw, int cores,
   return b * loops;
 }
 
-Transfer row_transfer(double rows, double row_bytes, double tiles, const HwSpec& hw,
-                      bool contiguous) noexcept {
-  Transfer t;
-  const double block = hw.memory.block_bytes;
-  t.bytes = rows * row_bytes / tiles;
-  const bool aligned = is_multiple(row_bytes, block);
-  // An aligned row set moves as one strided DMA per tile; an unaligned last axis needs a padded
-  // DMA per row (DataCopyPad) and moves whole 32-byte blocks (DESIGN.md "32-byte alignment").
-  t.padded_bytes = aligned ? t.bytes : rows * round_up(row_bytes, block) / tiles;
-  const double per_row = std::max(1.0, rows / tiles);
-  t.ideal_transfers = contiguous ? 1 : per_row;
-  t.transfers = (aligned && contiguous) ? 1 : per_row;
-  return t;
-}
-
 double class_pass_cycles(VectorClass c, double bytes, const HwSpec& hw) noexcept {
   return fast_ceil(bytes / hw.vector.repeat_bytes) *
              hw.vector.cycles_per_repeat[static_cast<std::size_t>(c)] +

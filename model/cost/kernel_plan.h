@@ -5,6 +5,7 @@
 // double-buffered pipeline per core, per-core DMA rates capped by the chip's HBM/L2 bandwidth,
 // 32-byte alignment, inter-core conflicts, head overhead.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -240,8 +241,25 @@ void broadcast_extent(const std::vector<TensorDesc>& ts, double& elements, doubl
 /// Fills a transfer of `rows` rows of `row_bytes` each, split over `tiles` tiles. Contiguous
 /// aligned rows move as one DMA per tile; rows that are strided in GM (`contiguous` false, e.g.
 /// a slice of the last axis) need one DMA per row even when aligned.
-[[nodiscard]] Transfer row_transfer(double rows, double row_bytes, double tiles, const HwSpec& hw,
-                                    bool contiguous = true) noexcept;
+/// Inline: most builders call it once or more per prediction, often with one tile.
+[[nodiscard]] inline Transfer row_transfer(double rows, double row_bytes, double tiles,
+                                           const HwSpec& hw, bool contiguous = true) noexcept {
+  Transfer t;
+  const double block = hw.memory.block_bytes;
+  t.bytes = rows * row_bytes / tiles;
+  const bool aligned = is_multiple(row_bytes, block);
+  // An aligned row set moves as one strided DMA per tile; an unaligned last axis needs a padded
+  // DMA per row (DataCopyPad) and moves whole 32-byte blocks (DESIGN.md "32-byte alignment").
+  t.padded_bytes = aligned ? t.bytes : rows * round_up(row_bytes, block) / tiles;
+  if (aligned && contiguous) {
+    t.ideal_transfers = t.transfers = 1;
+  } else {
+    const double per_row = std::max(1.0, rows / tiles);
+    t.ideal_transfers = contiguous ? 1 : per_row;
+    t.transfers = per_row;
+  }
+  return t;
+}
 /// Fills a contiguous transfer of `bytes` split over `tiles` tiles (one DMA per tile). Inline:
 /// every builder calls it, and its callers often overwrite the transfer counts.
 [[nodiscard]] inline Transfer flat_transfer(double bytes, double tiles) noexcept {
