@@ -67,6 +67,14 @@ OpFacts op_facts(const OpDesc& op) {
         f.shape = cost::reduce_layout(op);
       }
       break;
+    case OpFamily::kSort:
+      // only when the attributes it reads are parsed: a malformed one raises its error from
+      // predict(), as for an unprepared op, not from the preparation
+      if (f.attrs.number_ready(Attr::kValidLength) &&
+          (op.kind->role != OpRole::kTopK || f.attrs.number_ready(Attr::kK))) {
+        if (cost::SortShape ss; cost::sort_shape(op, f.attrs, ss)) f.shape = ss;
+      }
+      break;
     default:
       break;
   }

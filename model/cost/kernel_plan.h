@@ -147,7 +147,7 @@ void plan_5d_transdata(KernelPlan& p, const TensorDesc& x, const TensorDesc& y, 
 [[nodiscard]] KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
                                     int cores) noexcept;
 [[nodiscard]] KernelPlan plan_sort(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
-                                   int cores) noexcept;
+                                   int cores);
 
 /// AI CPU and host ops do not run on AI Cores; they are costed directly.
 [[nodiscard]] OpCost cost_aicpu(const OpDesc& op, const HwSpec& hw) noexcept;

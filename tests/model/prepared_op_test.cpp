@@ -133,3 +133,26 @@ TEST_CASE("a malformed attribute read from a prepared op throws as the OpDesc's 
   CHECK(v[3] == 4);
   CHECK(q.facts().attrs.ints(Attr::kStrides, v) == 0);
 }
+
+TEST_CASE("a sort op's facts hold only parsed attributes; a malformed one throws from predict()",
+          "[prepared]") {
+  const HwSpec& hw = test::chip("ascend910b3");
+  const PreparedOp good(test::op("TopKV2", "64,4000", "FLOAT16", {{"k", "100"}}));
+  REQUIRE(good.facts().sort() != nullptr);
+  CHECK(good.facts().sort()->k == 100);
+  CHECK(good.facts().sort()->n_eff == 4000);
+  CHECK(good.facts().sort()->chunks == 125);  // ceil(4000 / 32)
+  CHECK(good.facts().sort()->passes == 4);    // ceil(log4(125)): 4^3 = 64 < 125 <= 256
+  // The preparation does not throw; the prediction does, as the OpDesc's does.
+  OpDesc bad = test::op("TopKV2", "64,4000", "FLOAT16");
+  bad.attrs.emplace_back("k", "many");  // after make_op, which would reject it
+  const PreparedOp p(bad);
+  CHECK(p.facts().sort() == nullptr);
+  CHECK_THROWS_AS(predict(p, hw), InputError);
+  CHECK_THROWS_AS(predict(bad, hw), InputError);
+  // A sort op other than TopK does not read k: a malformed one changes nothing.
+  const OpDesc sort = test::op("Sort", "64,4000", "FLOAT16");
+  OpDesc sort_k = sort;
+  sort_k.attrs.emplace_back("k", "many");
+  CHECK(text_of(predict(PreparedOp(sort_k), hw)) == text_of(predict(sort, hw)));
+}
