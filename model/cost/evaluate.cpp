@@ -13,6 +13,7 @@
 // or the ideal wave count) is finite and >= 0, so that product is a zero too. The order of the
 // additions that remain is the old one (the last bit depends on it).
 #include <algorithm>
+#include <limits>
 
 #include "model/cost/kernel_plan.h"
 
@@ -35,24 +36,36 @@ struct StageSums {
 // divided by their own busy times.
 struct VecStageSplit {
   double vec_us, scal_us, vdma_us, vec_tot;
+  bool vector_only;  ///< scal_us and vdma_us are zero, vec_tot > 0
 };
 
 // Adds stage S, whose parts are base / align / conflict, run `times` times. `Zero` says the
 // stage's alignment and conflict parts are zero by construction (skipped, see the top).
 template <int S, bool Zero>
-inline void add_stage_time(StageSums& s, const VecStageSplit& v, double base_once, double align, double conflict,
-                      double times) noexcept {
+inline void add_stage_time(StageSums& s, const VecStageSplit& v, double base_once, double align,
+                           double conflict, double times) noexcept {
   const double base = base_once * times;
   if constexpr (S == kStageIn || S == kStageFix || S == kStageOut) {  // memory, whatever folding did
     s.memory += base;
     s.category[kCatMemory] += base;
   } else if constexpr (S == kStageVec) {
-    const double dma = v.vec_tot > 0 ? base * v.vdma_us / v.vec_tot : 0;
-    s.compute += base - dma;
-    s.memory += dma;
-    s.category[kCatVector] += v.vec_tot > 0 ? base * v.vec_us / v.vec_tot : 0;
-    s.category[kCatScalar] += v.vec_tot > 0 ? base * v.scal_us / v.vec_tot : 0;
-    s.category[kCatMemory] += dma;
+    if (v.vector_only && base < std::numeric_limits<double>::infinity()) {
+      // no scalar work and no serial transfers (the usual vector kernel): their shares are
+      // base x (+-0) / vec_tot, zeros since base is finite, which change no sum (see the top),
+      // and base - 0 is base; only the vector share is left to divide
+      s.compute += base;
+      s.category[kCatVector] += base * v.vec_us / v.vec_tot;
+    } else if (v.vec_tot == 0) {
+      // no vector stage (a cube kernel without epilogue): base is 0 x a finite count, every
+      // share a zero, nothing to add
+    } else {
+      const double dma = v.vec_tot > 0 ? base * v.vdma_us / v.vec_tot : 0;
+      s.compute += base - dma;
+      s.memory += dma;
+      s.category[kCatVector] += v.vec_tot > 0 ? base * v.vec_us / v.vec_tot : 0;
+      s.category[kCatScalar] += v.vec_tot > 0 ? base * v.scal_us / v.vec_tot : 0;
+      s.category[kCatMemory] += dma;
+    }
   } else {  // MTE1 and the cube
     s.compute += base;
     s.category[kCatCube] += base;
@@ -123,6 +136,7 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   v.scal_us = plan.scalar_cycles / f;
   v.vdma_us = plan.vector_dma_cycles / f;  // in series with the vector work
   v.vec_tot = v.vec_us + v.scal_us + v.vdma_us;
+  v.vector_only = v.scal_us == 0 && v.vdma_us == 0 && v.vec_tot > 0;
   const double vec_b = v.vec_tot;
   const BoundCategory vec_kind = v.scal_us > v.vec_us ? kCatScalar : kCatVector;
   // An atomic add reads each destination byte back before writing it: twice the traffic.

@@ -7,13 +7,6 @@
 
 namespace npusim::cost {
 
-int available_cores(Placement unit, const HwSpec& hw, const CoreBudget& budget) noexcept {
-  const bool cube = unit == Placement::kCube || unit == Placement::kMix;
-  const int chip = cube ? hw.chip.cube_cores : hw.chip.vector_cores;
-  const int limit = cube ? budget.cube_cores : budget.vector_cores;
-  return limit > 0 ? std::min(limit, chip) : chip;
-}
-
 std::int64_t max_elements(const std::vector<TensorDesc>& ts) noexcept {
   std::int64_t m = 0;
   for (const auto& t : ts) m = std::max(m, t.elements());

@@ -82,7 +82,14 @@ struct KernelPlan {
 };
 
 /// The core count of `unit` the op may use under `budget` (0 in the budget = whole chip).
-[[nodiscard]] int available_cores(Placement unit, const HwSpec& hw, const CoreBudget& budget) noexcept;
+/// Inline: every prediction asks twice (the builder's core count and evaluate's block dim).
+[[nodiscard]] inline int available_cores(Placement unit, const HwSpec& hw,
+                                         const CoreBudget& budget) noexcept {
+  const bool cube = unit == Placement::kCube || unit == Placement::kMix;
+  const int chip = cube ? hw.chip.cube_cores : hw.chip.vector_cores;
+  const int limit = cube ? budget.cube_cores : budget.vector_cores;
+  return limit > 0 ? std::min(limit, chip) : chip;
+}
 
 /// Launch blocks above the core count (a profile row's block dim beyond the chip's cube cores,
 /// cube and MIX plans only): the kernel's work comes in budget.launch_blocks equal blocks that
