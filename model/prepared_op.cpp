@@ -50,7 +50,14 @@ OpFacts op_facts(const OpDesc& op) {
   if (op.kind == nullptr) return f;
   switch (op.kind->family) {
     case OpFamily::kCube:
-      if (cost::Gemm g; cost::matmul_gemm(op, g)) f.shape = g;
+      if (cost::Gemm g; cost::matmul_gemm(op, g)) {
+        f.shape = g;
+      } else if ((op.kind->role == OpRole::kConv2D || op.kind->role == OpRole::kConvBackpropInput ||
+                  op.kind->role == OpRole::kConvBackpropFilter) &&
+                 f.attrs.number_ready(Attr::kGroups)) {
+        // a malformed groups attribute raises from predict(), not from the preparation
+        f.shape = cost::conv_operands(op, &f.attrs);
+      }
       break;
     case OpFamily::kElementwise:
       f.shape = cost::elementwise_shape(op);

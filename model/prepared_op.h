@@ -79,7 +79,7 @@ struct OpFacts {
   /// Cast's) extent, a data-movement op's shape (past its early exits), a reduction's layout
   /// (not pooling). A variant, so preparing an op does not zero the parts it has not.
   std::variant<std::monostate, cost::Gemm, cost::ElementwiseShape, cost::MovementShape,
-               cost::ReduceLayout, cost::SortShape>
+               cost::ReduceLayout, cost::SortShape, cost::ConvOperands>
       shape;
   [[nodiscard]] const cost::Gemm* gemm() const noexcept { return std::get_if<cost::Gemm>(&shape); }
   [[nodiscard]] const cost::ElementwiseShape* elementwise() const noexcept {
@@ -93,6 +93,9 @@ struct OpFacts {
   }
   [[nodiscard]] const cost::SortShape* sort() const noexcept {
     return std::get_if<cost::SortShape>(&shape);
+  }
+  [[nodiscard]] const cost::ConvOperands* conv() const noexcept {
+    return std::get_if<cost::ConvOperands>(&shape);
   }
 };
 

@@ -256,7 +256,7 @@ CubePhases cube_phases(const OpDesc& op, const OpFacts& f, const HwSpec& hw) noe
 }
 
 KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores,
-                     bool* has_phases) noexcept {
+                     bool* has_phases) {
   if (has_phases) *has_phases = false;
   KernelPlan p;  // every return returns p, so it is built in the caller's slot
   if (op.kind->role == OpRole::kAttention) {
@@ -264,7 +264,8 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
     return p;
   }
   const bool conv = is_conv(op.kind->role);
-  const Gemm g = conv       ? gemm_of_conv(op, hw, &f.attrs)
+  const Gemm g = conv       ? (f.conv() ? conv_gemm(*f.conv(), op.kind->role, hw)
+                                         : gemm_of_conv(op, hw, &f.attrs))
                  : f.gemm() ? *f.gemm()
                             : gemm_of_matmul(op);
   p.unit = op.placement.value_or(Placement::kCube) == Placement::kMix ? Placement::kMix

@@ -156,3 +156,30 @@ TEST_CASE("a sort op's facts hold only parsed attributes; a malformed one throws
   sort_k.attrs.emplace_back("k", "many");
   CHECK(text_of(predict(PreparedOp(sort_k), hw)) == text_of(predict(sort, hw)));
 }
+
+TEST_CASE("a convolution's operands are prepared; a malformed groups throws from predict()",
+          "[prepared]") {
+  const HwSpec& hw = test::chip("ascend910b3");
+  // 48 input channels: kept at 48 on the 32-byte fractal K (16 fp16), padded to 64 on a 64-byte one
+  const OpDesc conv = test::op("Conv2D", "8,48,56,56;128,48,3,3", "FLOAT16",
+                               {{"pads", "1,1,1,1"}, {"strides", "1,1,2,2"}});
+  const PreparedOp p(conv);
+  REQUIRE(p.facts().conv() != nullptr);
+  const cost::ConvOperands& c = *p.facts().conv();
+  CHECK(c.valid);
+  CHECK(c.fx.c == 48);
+  CHECK(c.fw.cout == 128);
+  CHECK(c.fw.area == 9);
+  CHECK(c.sh == 2);
+  CHECK(c.ph == 2);  // pads summed per axis
+  // The GEMM is finished per call with the chip's fractal size: a spec with another one moves it.
+  HwSpec other = hw;
+  other.cube.fractal_k_bytes = hw.cube.fractal_k_bytes * 2;
+  CHECK(text_of(predict(p, other)) == text_of(predict(conv, other)));
+  CHECK(text_of(predict(p, other)) != text_of(predict(p, hw)));
+  OpDesc bad = conv;
+  bad.attrs.emplace_back("groups", "several");  // after make_op, which would reject it
+  const PreparedOp q(bad);
+  CHECK(q.facts().conv() == nullptr);
+  CHECK_THROWS_AS(predict(q, hw), InputError);
+}
