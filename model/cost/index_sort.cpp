@@ -89,9 +89,9 @@ KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int 
       p.reread_bytes = params.bytes() * (b - 1);
       // vgather takes byte offsets: indices are converted (vconv) and scaled (vmuls) first
       const double idx_bytes_tile = idx->bytes() / nt;
-      p.vector_cycles = std::ceil(out_bytes / nt / hw.vector.repeat_bytes) *
+      p.vector_cycles = fast_ceil(out_bytes / nt / hw.vector.repeat_bytes) *
                             vclass(hw, VectorClass::kGather) +
-                        std::ceil(idx_bytes_tile / hw.vector.repeat_bytes) *
+                        fast_ceil(idx_bytes_tile / hw.vector.repeat_bytes) *
                             (vclass(hw, VectorClass::kConvert) + vclass(hw, VectorClass::kUnary)) +
                         3 * hw.vector.api_overhead_cycles;
       p.in.conflict_weight = 0;
@@ -213,49 +213,64 @@ KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int 
   return p;
 }
 
-KernelPlan plan_sort(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores) noexcept {
-  KernelPlan p;
-  p.unit = Placement::kVector;
-  if (op.inputs.empty() || op.inputs[0].shape.empty()) {
-    p.warnings |= kWarnShapeMismatch;
-    return plan_generic(op, hw, cores);
-  }
+bool sort_shape(const OpDesc& op, const AttrTable& attrs, SortShape& s) {
+  if (op.inputs.empty() || op.inputs[0].shape.empty()) return false;
   const TensorDesc& x = op.inputs[0];
-  const double ds = dtype_bytes(x.dtype);
-  const double n = static_cast<double>(x.shape.back());
-  const double rows = static_cast<double>(x.elements()) / n;
+  s.ds = dtype_bytes(x.dtype);
+  s.n = static_cast<double>(x.shape.back());
+  s.elements = static_cast<double>(x.elements());
+  s.rows = s.elements / s.n;
   // The valid length (after a what-if rewrite) bounds the sorted prefix.
-  const double n_eff = std::min(n, f.attrs.number(Attr::kValidLength, n, op));
-  double k = n;
+  s.n_eff = std::min(s.n, attrs.number(Attr::kValidLength, s.n, op));
+  s.k = s.n;
   if (op.kind->role == OpRole::kTopK) {
-    if (f.attrs.has(Attr::kK)) {
-      k = std::min(n, f.attrs.number(Attr::kK, n, op));
+    if (attrs.has(Attr::kK)) {
+      s.k = std::min(s.n, attrs.number(Attr::kK, s.n, op));
     } else if (!op.outputs.empty() && !op.outputs[0].shape.empty()) {
-      k = static_cast<double>(op.outputs[0].shape.back());
+      s.k = static_cast<double>(op.outputs[0].shape.back());
     } else {
-      p.warnings |= kWarnOutputInferred;
+      s.warnings |= kWarnOutputInferred;
     }
   }
-  const std::int64_t tiles =
-      vector_tiles(static_cast<double>(x.elements()) * ds, hw, cores, saturating_count(rows));
-  const double nt = static_cast<double>(tiles);
-  const double rows_per_tile = rows / nt;
-  p.in = row_transfer(rows, n_eff * ds, nt, hw);
-  p.out = flat_transfer(rows * k * (ds + 4.0), nt);  // values + int32 indices
   // 32-element sorts, then ceil(log4(chunks)) merge passes of 4 lists.
-  const double chunks = std::ceil(n_eff / 32.0);
-  const double passes = chunks > 1 ? std::ceil(std::log(chunks) / std::log(4.0)) : 0.0;
-  if (is_int64(x.dtype)) {
-    p.scalar_cycles = rows_per_tile * n_eff * std::max(1.0, std::log2(n_eff)) *
-                      hw.vector.scalar_cycles_per_element;
+  s.chunks = fast_ceil(s.n_eff / 32.0);
+  s.passes = s.chunks > 1 ? fast_ceil(std::log(s.chunks) / std::log(4.0)) : 0.0;
+  s.log_n = std::max(1.0, std::log2(s.n_eff));
+  s.int64 = is_int64(x.dtype);
+  return true;
+}
+
+namespace {
+
+KernelPlan sort_plan(const SortShape& s, const HwSpec& hw, int cores) noexcept {
+  KernelPlan p;
+  p.unit = Placement::kVector;
+  p.warnings |= s.warnings;
+  const std::int64_t tiles = vector_tiles(s.elements * s.ds, hw, cores, saturating_count(s.rows));
+  const double nt = static_cast<double>(tiles);
+  const double rows_per_tile = s.rows / nt;
+  p.in = row_transfer(s.rows, s.n_eff * s.ds, nt, hw);
+  p.out = flat_transfer(s.rows * s.k * (s.ds + 4.0), nt);  // values + int32 indices
+  if (s.int64) {
+    p.scalar_cycles = rows_per_tile * s.n_eff * s.log_n * hw.vector.scalar_cycles_per_element;
     p.warnings |= kWarnInt64ScalarFallback;
   } else {
-    p.vector_cycles = rows_per_tile * (chunks * vclass(hw, VectorClass::kSort) * (1 + passes) +
-                                       hw.vector.api_overhead_cycles * (1 + passes));
+    p.vector_cycles =
+        rows_per_tile * (s.chunks * vclass(hw, VectorClass::kSort) * (1 + s.passes) +
+                         hw.vector.api_overhead_cycles * (1 + s.passes));
   }
   p.tiles = tiles;
-  p.flops = rows * n_eff * std::max(1.0, std::log2(n_eff));
+  p.flops = s.rows * s.n_eff * s.log_n;
   return p;
+}
+
+}  // namespace
+
+KernelPlan plan_sort(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores) {
+  if (const SortShape* s = f.sort()) return sort_plan(*s, hw, cores);
+  SortShape s;
+  if (!sort_shape(op, f.attrs, s)) return plan_generic(op, hw, cores);  // no sortable input
+  return sort_plan(s, hw, cores);
 }
 
 }  // namespace npusim::cost
