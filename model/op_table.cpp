@@ -111,15 +111,17 @@ std::vector<OpKindInfo> build_table() {
       VC::kTranscendental, VC::kUnary, VC::kUnary, VC::kBinary});
   // relu that also writes its mask (a compare), and the gradient that selects by it
   ew("ReLUV2", {VC::kUnary, VC::kBinary});
-  // Batch-norm apply over NC1HWC0 with per-channel statistics: (x - mean) * rsqrt(var) * scale +
-  // offset, in fp32 (bn_training_update.py casts fp16 x); the running-statistics update is
-  // per channel and small.
-  ew("BNTrainingUpdate", {VC::kBinary, VC::kBinary, VC::kMultiplyAdd});
+  // Batch-norm apply over NC1HWC0 with per-channel statistics, in fp32 (bn_training_update.py
+  // casts fp16 x). The TBE compute (CANN bn_training_update.py, bn_training_update_compute)
+  // folds mean, rsqrt(var), scale and offset into a per-channel multiplier and addend, so the
+  // full-size work is vmul(multiplier, x) and vadd(., addend); the statistics are per channel.
+  ew("BNTrainingUpdate", {VC::kBinary, VC::kBinary});
   t.back().fp32_compute = true;
-  // Its input gradient: x_hat = (x - mean) * rsqrt(var), then
-  // dx = scale * rsqrt(var) * (dy - (diff_offset + x_hat * diff_scale) / N), in fp32
-  ew("BNTrainingReduceGrad",
-     {VC::kBinary, VC::kBinary, VC::kMultiplyAdd, VC::kBinary, VC::kBinary});
+  // Its input gradient dx = scale * rsqrt(var) * (dy - (diff_offset + x_hat * diff_scale) / N),
+  // in fp32. The TBE compute (CANN bn_training_reduce_grad.py) folds the per-channel terms into a
+  // multiplier, an addend and a scale, so the full-size work is vmul(multiplier, x),
+  // vadd(dy, .), vadd(., addend) and vmul(., scale): four binary passes.
+  ew("BNTrainingReduceGrad", {VC::kBinary, VC::kBinary, VC::kBinary, VC::kBinary});
   t.back().fp32_compute = true;
   ew("ReluGradV2", {VC::kBinary});
   for (auto n : {"SigmoidCrossEntropyWithLogits", "SigmoidCrossEntropyWithLogitsGrad"}) {
@@ -139,11 +141,33 @@ std::vector<OpKindInfo> build_table() {
   for (auto n : {"Sigmoid", "SigmoidGrad", "Swish", "Silu", "SiLU", "HardSigmoid", "HardSwish"}) {
     ew(n, {VC::kSigmoid});
   }
-  for (auto n : {"Tanh", "TanhGrad", "FastGelu", "FastGeluV2", "Gelu", "GeluV2", "Mish",
-                 "Softplus"}) {
+  for (auto n : {"Tanh", "TanhGrad", "FastGelu", "FastGeluV2", "Mish", "Softplus"}) {
     ew(n, {VC::kTanh});
   }
-  for (auto n : {"Erf", "Erfc", "GeluGrad"}) ew(n, {VC::kErf});
+  // GeLU is not one tanh: the TBE compute (gelu.py, gelu_compute) casts fp16 to fp32 and runs
+  // x*x, *x (vmul), *0.044715 (vmuls), +x (vadd), *2sqrt(2/pi), min(., 0) (vmuls, vmins),
+  // exp, |.|, *-1 (vexp, vabs, vmuls), exp, +1 (vexp, vadds), x / . (vdiv), * (vmul): four
+  // binary, six scalar-operand and three transcendental passes.
+  for (auto n : {"Gelu", "GeluV2"}) {
+    ew(n, {VC::kBinary, VC::kBinary, VC::kUnary, VC::kBinary, VC::kUnary, VC::kUnary,
+           VC::kTranscendental, VC::kUnary, VC::kUnary, VC::kTranscendental, VC::kUnary,
+           VC::kTranscendental, VC::kBinary});
+    t.back().fp32_compute = true;
+  }
+  for (auto n : {"Erf", "Erfc"}) ew(n, {VC::kErf});
+  // GeLU's gradient, from its TBE compute (gelu_grad.py, gelu_grad_compute) in fp32: the tanh
+  // argument (vmul, vmul, vmuls, vadd, vmuls), its exp-based tanh (vabs, vmuls, vexp, vmul, vsub,
+  // vadds, vadds, vmul, vdiv), 1 - tanh^2 times x (vmul, vmuls, vadds, vmul), the polynomial
+  // factor (vmul, vmuls, vadds), the product and sum (vmul, vadds, vmuls, vadd) and dy times it,
+  // keeping y alive (vmul, vmuls, vadd): 13 binary, 13 scalar-operand, 2 transcendental passes.
+  ew("GeluGrad", {VC::kBinary, VC::kBinary, VC::kUnary, VC::kBinary, VC::kUnary,
+                  VC::kUnary, VC::kUnary, VC::kTranscendental, VC::kBinary, VC::kBinary,
+                  VC::kUnary, VC::kUnary, VC::kBinary, VC::kTranscendental,
+                  VC::kBinary, VC::kUnary, VC::kUnary, VC::kBinary,
+                  VC::kBinary, VC::kUnary, VC::kUnary,
+                  VC::kBinary, VC::kUnary, VC::kUnary, VC::kBinary,
+                  VC::kBinary, VC::kUnary, VC::kBinary});
+  t.back().fp32_compute = true;
   for (auto n : {"SwiGlu", "GeGlu"}) ew(n, {VC::kSigmoid, VC::kBinary});
   for (auto n : {"Addcmul", "Addcdiv", "Lerp", "ApplyAdam", "FusedMulAdd"}) {
     ew(n, {VC::kMultiplyAdd, VC::kBinary});

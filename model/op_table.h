@@ -33,11 +33,11 @@ struct OpKindInfo {
   OpFamily family;
   OpRole role;
   Placement placement;     ///< default placement
-  std::array<VectorClass, 16> passes{};  ///< vector passes per element (elementwise, reductions)
+  std::array<VectorClass, 32> passes{};  ///< vector passes per element (elementwise, reductions)
   std::uint8_t pass_count = 0;
   /// A GE fusion (FusionOp_A_B_C) whose main op is a cube op: the other ops' vector passes, run
   /// over each element of the main op's output in the same launch (an epilogue).
-  std::array<VectorClass, 16> epilogue{};
+  std::array<VectorClass, 32> epilogue{};
   std::uint8_t epilogue_count = 0;
   bool int64_vector = false;  ///< has a vector path for int64 (vconv); otherwise scalar fallback
   bool compare = false;       ///< output is BOOL regardless of inputs (Equal, Less, ...)
