@@ -112,6 +112,7 @@ std::vector<Row> spec_rows(const HwSpec& s) {
   add("memory", "write_stream_share", m.write_stream_share, "");
   add("memory", "mte2_setup_cycles", m.mte2_setup_cycles, "cycles");
   add("memory", "mte3_setup_cycles", m.mte3_setup_cycles, "cycles");
+  add("memory", "row_dma_bytes_per_cycle", m.row_dma_bytes_per_cycle, "B/cycle");
   const OverheadSpec& o = s.overhead;
   add("overhead", "launch_cycles", o.launch_cycles, "cycles");
   add("overhead", "per_block_cycles", o.per_block_cycles, "cycles/block");

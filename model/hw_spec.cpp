@@ -229,6 +229,7 @@ void Loader::read_model_sections(TableReader& root, bool overlay) {
     s->number("write_stream_share", m.write_stream_share, kRatio);
     s->number("mte2_setup_cycles", m.mte2_setup_cycles, kNonNegative);
     s->number("mte3_setup_cycles", m.mte3_setup_cycles, kNonNegative);
+    s->number("row_dma_bytes_per_cycle", m.row_dma_bytes_per_cycle, kPositive);
     s->finish();
   }
   if (auto s = section(root, "overhead", overlay)) {

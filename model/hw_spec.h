@@ -120,6 +120,9 @@ struct MemorySpec {
   double write_stream_share = 0;          ///< [0, 1]: the same for write_latency_cycles
   double mte2_setup_cycles = 0;           ///< per DMA instruction in
   double mte3_setup_cycles = 0;           ///< per DMA instruction out
+  /// per-core rate of a DMA that moves one independently addressed row (a gathered or
+  /// scattered row): the next row's address comes from the scalar unit, so one row is in flight
+  double row_dma_bytes_per_cycle = 0;
 };
 
 /// [overhead]: device-side costs that are not data or math.

@@ -12,8 +12,11 @@ namespace {
 
 // What every AI Core family shares once its plan is built: fused epilogues, tensor streams,
 // the unknown-type warning, evaluation, MatMulV3's phases and the dynamic-shape sync.
-OpCost run_plan(cost::KernelPlan& plan, const OpDesc& op, const OpFacts& f, const HwSpec& hw,
-                CoreBudget budget, const PredictContext& c, const cost::CubePhases* phases) {
+// Inlined into on_core's two calls: a call and its register saves per prediction (issue #16).
+[[gnu::always_inline]] inline OpCost run_plan(cost::KernelPlan& plan, const OpDesc& op,
+                                              const OpFacts& f, const HwSpec& hw,
+                                              CoreBudget budget, const PredictContext& c,
+                                              const cost::CubePhases* phases) {
   const OpKindInfo& kind = *op.kind;
   if (kind.epilogue_count > 0 && !op.outputs.empty()) {
     // A GE fusion of a cube op with vector ops: their passes run over each output tile in the

@@ -50,7 +50,14 @@ OpFacts op_facts(const OpDesc& op) {
   if (op.kind == nullptr) return f;
   switch (op.kind->family) {
     case OpFamily::kCube:
-      if (cost::Gemm g; cost::matmul_gemm(op, g)) f.shape = g;
+      if (cost::Gemm g; cost::matmul_gemm(op, g)) {
+        f.shape = g;
+      } else if ((op.kind->role == OpRole::kConv2D || op.kind->role == OpRole::kConvBackpropInput ||
+                  op.kind->role == OpRole::kConvBackpropFilter) &&
+                 f.attrs.number_ready(Attr::kGroups)) {
+        // a malformed groups attribute raises from predict(), not from the preparation
+        f.shape = cost::conv_operands(op, &f.attrs);
+      }
       break;
     case OpFamily::kElementwise:
       f.shape = cost::elementwise_shape(op);
@@ -65,6 +72,14 @@ OpFacts op_facts(const OpDesc& op) {
     case OpFamily::kReduction:
       if (op.kind->role != OpRole::kPool && op.kind->role != OpRole::kPoolGrad) {
         f.shape = cost::reduce_layout(op);
+      }
+      break;
+    case OpFamily::kSort:
+      // only when the attributes it reads are parsed: a malformed one raises its error from
+      // predict(), as for an unprepared op, not from the preparation
+      if (f.attrs.number_ready(Attr::kValidLength) &&
+          (op.kind->role != OpRole::kTopK || f.attrs.number_ready(Attr::kK))) {
+        if (cost::SortShape ss; cost::sort_shape(op, f.attrs, ss)) f.shape = ss;
       }
       break;
     default:

@@ -50,6 +50,10 @@ class AttrTable {
     return op.attr_number(attr_key(a), fallback);
   }
   /// As op.attr_ints(key, out) (list attributes only).
+  /// number(a, ...) returns without reading the op's text (absent, or parsed): it cannot throw.
+  [[nodiscard]] bool number_ready(Attr a) const noexcept {
+    return !has(a) || ((number_ok_ >> static_cast<int>(a)) & 1u);
+  }
   std::size_t ints(Attr a, std::array<std::int64_t, 8>& out) const noexcept {
     if (!has(a)) return 0;
     const std::size_t i = static_cast<std::size_t>(a) - kFirstListAttr;
@@ -75,7 +79,7 @@ struct OpFacts {
   /// Cast's) extent, a data-movement op's shape (past its early exits), a reduction's layout
   /// (not pooling). A variant, so preparing an op does not zero the parts it has not.
   std::variant<std::monostate, cost::Gemm, cost::ElementwiseShape, cost::MovementShape,
-               cost::ReduceLayout>
+               cost::ReduceLayout, cost::SortShape, cost::ConvOperands>
       shape;
   [[nodiscard]] const cost::Gemm* gemm() const noexcept { return std::get_if<cost::Gemm>(&shape); }
   [[nodiscard]] const cost::ElementwiseShape* elementwise() const noexcept {
@@ -86,6 +90,12 @@ struct OpFacts {
   }
   [[nodiscard]] const cost::ReduceLayout* reduce() const noexcept {
     return std::get_if<cost::ReduceLayout>(&shape);
+  }
+  [[nodiscard]] const cost::SortShape* sort() const noexcept {
+    return std::get_if<cost::SortShape>(&shape);
+  }
+  [[nodiscard]] const cost::ConvOperands* conv() const noexcept {
+    return std::get_if<cost::ConvOperands>(&shape);
   }
 };
 

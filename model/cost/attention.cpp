@@ -105,7 +105,7 @@ KernelPlan plan_attention(const OpDesc& op, const HwSpec& hw) noexcept {
   // forward: S = QK^T, O = PV (2 products); backward: recompute S, then dV, dP, dQ, dK (5)
   const double products = grad ? 5 : 2;
   const double block_q = hw.cube.tile_m;
-  const double tiles = a.b * a.heads * std::ceil(a.sq / block_q);
+  const double tiles = a.b * a.heads * fast_ceil(a.sq / block_q);
   p.tiles = saturating_count(tiles);
   const double macs_tile = products * block_q * a.sk * a.d * a.density;
   p.cube_cycles = macs_tile / (hw.cube.macs_per_cycle_fp16 * hw.cube.efficiency);

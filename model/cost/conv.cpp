@@ -29,18 +29,13 @@ namespace npusim::cost {
 
 namespace {
 
-// A feature map as (N, C, H, W); C is padded to C0 for 5-D tensors (C1 * C0).
-struct Fmap {
-  double n = 1, c = 1, h = 1, w = 1;
-  double c0 = 0;  // 0 when the layout has no C0 (4-D)
-};
 
 bool is_fmap(const TensorDesc& t) noexcept {
   return (t.format == Format::kNC1HWC0 && t.shape.size() == 5) || t.shape.size() == 4;
 }
 
-Fmap fmap_of(const TensorDesc& t) noexcept {
-  Fmap f;
+ConvFmap fmap_of(const TensorDesc& t) noexcept {
+  ConvFmap f;
   auto s = [&](std::size_t i) { return static_cast<double>(t.shape[i]); };
   if (t.format == Format::kNC1HWC0 && t.shape.size() == 5) {
     f.n = s(0), f.c = s(1) * s(4), f.h = s(2), f.w = s(3), f.c0 = s(4);
@@ -58,18 +53,9 @@ bool is_shape_operand(const TensorDesc& t) noexcept {
          (t.dtype == DType::kInt32 || t.dtype == DType::kInt64);
 }
 
-// A filter: Cout, Cin per group (as stored), kernel area; or, for FRACTAL_Z, the stored
-// C1*kh*kw (area_c1) resolved against the feature map's C1 later.
-struct Filter {
-  double cout = 0, cin = 0, area = 0;
-  double kh = 0, kw = 0;  // when the layout gives them apart
-  double area_c1 = 0;  // FRACTAL_Z first dim
-  double c0 = 0;
-  bool fractal = false;
-};
 
-Filter filter_of(const TensorDesc& t) noexcept {
-  Filter f;
+ConvFilter filter_of(const TensorDesc& t) noexcept {
+  ConvFilter f;
   if (t.shape.size() != 4) return f;
   auto s = [&](std::size_t i) { return static_cast<double>(t.shape[i]); };
   if (t.format == Format::kFractalZ) {
@@ -88,8 +74,8 @@ Filter filter_of(const TensorDesc& t) noexcept {
 
 }  // namespace
 
-Gemm gemm_of_conv(const OpDesc& op, const HwSpec& hw, const AttrTable* attrs) noexcept {
-  Gemm g;
+ConvOperands conv_operands(const OpDesc& op, const AttrTable* attrs) {
+  ConvOperands c;
   const OpRole role = op.kind->role;
   // The tensors that carry data, in the op's order (shape operands dropped).
   std::array<const TensorDesc*, 8> data{};
@@ -119,9 +105,9 @@ Gemm gemm_of_conv(const OpDesc& op, const HwSpec& hw, const AttrTable* attrs) no
       // channels; when both have them, the one with the smaller map (stride >= 1).
       filter = out;
       if (nd < 2 || !out) break;
-      const Filter f = filter_of(*out);
-      const Fmap a = fmap_of(*data[0]);
-      const Fmap b = fmap_of(*data[1]);
+      const ConvFilter f = filter_of(*out);
+      const ConvFmap a = fmap_of(*data[0]);
+      const ConvFmap b = fmap_of(*data[1]);
       const bool a_dy = (a.c == f.cout) != (b.c == f.cout) ? a.c == f.cout
                                                             : a.h * a.w < b.h * b.w;
       y = a_dy ? data[0] : data[1];
@@ -134,20 +120,48 @@ Gemm gemm_of_conv(const OpDesc& op, const HwSpec& hw, const AttrTable* attrs) no
       y = out;
       break;
   }
-  if (!x || !filter || !is_fmap(*x) || filter->shape.size() != 4) {
+  if (!x || !filter || !is_fmap(*x) || filter->shape.size() != 4) return c;  // not valid
+  c.valid = true;
+  c.fx = fmap_of(*x);
+  c.fw = filter_of(*filter);
+  c.groups =
+      std::max(1.0, attrs ? attrs->number(Attr::kGroups, 1, op) : op.attr_number("groups", 1));
+  c.x_dtype = x->dtype;
+  if (out) {
+    c.has_out = true;
+    c.out_dtype = out->dtype;
+    c.out_format = out->format;
+  }
+  if (y && is_fmap(*y)) {
+    c.y_fmap = true;
+    c.fy = fmap_of(*y);
+  } else if (role == OpRole::kConv2D) {
+    // no output map: the strides, pads and dilations
+    std::array<std::int64_t, 8> v{};
+    auto vd = [&](std::size_t i) { return static_cast<double>(v[i]); };
+    auto ints = [&](Attr a) { return attrs ? attrs->ints(a, v) : op.attr_ints(attr_key(a), v); };
+    if (const auto k = ints(Attr::kStrides); k >= 2) c.sh = vd(k - 2), c.sw = vd(k - 1);
+    if (const auto k = ints(Attr::kDilations); k >= 2) c.dh = vd(k - 2), c.dw = vd(k - 1);
+    if (ints(Attr::kPads) == 4) c.ph = vd(0) + vd(1), c.pw = vd(2) + vd(3);
+  }
+  return c;
+}
+
+Gemm conv_gemm(const ConvOperands& c, OpRole role, const HwSpec& hw) noexcept {
+  Gemm g;
+  if (!c.valid) {
     g.warnings |= kWarnShapeMismatch;
     return g;
   }
-  const Fmap fx = fmap_of(*x);
-  const Filter fw = filter_of(*filter);
-  const double groups =
-      std::max(1.0, attrs ? attrs->number(Attr::kGroups, 1, op) : op.attr_number("groups", 1));
+  const ConvFmap& fx = c.fx;
+  const ConvFilter& fw = c.fw;
+  const double groups = c.groups;
   // Element size on the cube: 32 bytes of K per fractal row over C0 when the layout has one.
   const double c0 = fx.c0 > 0 ? fx.c0 : fw.c0;
-  double ds = dtype_bytes(x->dtype);
+  double ds = dtype_bytes(c.x_dtype);
   if (c0 > 0) ds = hw.cube.fractal_k_bytes / c0;
   g.dtype = ds <= 1 ? DType::kInt8 : ds <= 2 ? DType::kFloat16 : DType::kFloat32;
-  const double k0 = c0 > 0 ? c0 : std::max(1.0, std::floor(hw.cube.fractal_k_bytes / ds));
+  const double k0 = c0 > 0 ? c0 : std::max(1.0, fast_floor(hw.cube.fractal_k_bytes / ds));
   const double cin = round_up(fx.c / groups, k0);  // channels per group, padded to C0
   double area = fw.area;
   if (fw.fractal) {
@@ -157,26 +171,20 @@ Gemm gemm_of_conv(const OpDesc& op, const HwSpec& hw, const AttrTable* attrs) no
     area = std::max(1.0, std::round(area));
   }
   double cout = fw.cout;
-  Fmap fy;
-  if (y && is_fmap(*y)) {
-    fy = fmap_of(*y);
+  ConvFmap fy;
+  if (c.y_fmap) {
+    fy = c.fy;
     if (cout <= 0) cout = fy.c;
   } else if (role == OpRole::kConv2D) {
     // no output map: from the strides, pads and dilations (a square kernel when only its area
     // is known)
-    std::array<std::int64_t, 8> v{};
-    auto vd = [&](std::size_t i) { return static_cast<double>(v[i]); };
-    double sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
-    auto ints = [&](Attr a) { return attrs ? attrs->ints(a, v) : op.attr_ints(attr_key(a), v); };
-    if (const auto k = ints(Attr::kStrides); k >= 2) sh = vd(k - 2), sw = vd(k - 1);
-    if (const auto k = ints(Attr::kDilations); k >= 2) dh = vd(k - 2), dw = vd(k - 1);
-    if (ints(Attr::kPads) == 4) ph = vd(0) + vd(1), pw = vd(2) + vd(3);
+    const double sh = c.sh, sw = c.sw, ph = c.ph, pw = c.pw, dh = c.dh, dw = c.dw;
     double kh = fw.kh, kw = fw.kw;
     if (kh <= 0 || kw <= 0) kh = kw = std::max(1.0, std::round(std::sqrt(std::max(area, 1.0))));
     fy = fx;
     fy.c = cout;
-    fy.h = std::max(1.0, std::floor((fx.h + ph - dh * (kh - 1) - 1) / std::max(1.0, sh)) + 1);
-    fy.w = std::max(1.0, std::floor((fx.w + pw - dw * (kw - 1) - 1) / std::max(1.0, sw)) + 1);
+    fy.h = std::max(1.0, fast_floor((fx.h + ph - dh * (kh - 1) - 1) / std::max(1.0, sh)) + 1);
+    fy.w = std::max(1.0, fast_floor((fx.w + pw - dw * (kw - 1) - 1) / std::max(1.0, sw)) + 1);
   } else {
     fy = fx;
     fy.c = cout;
@@ -188,8 +196,8 @@ Gemm gemm_of_conv(const OpDesc& op, const HwSpec& hw, const AttrTable* attrs) no
     area = std::max(area, 1.0);
   }
   cout /= groups;
-  g.out_dtype = out ? out->dtype : x->dtype;
-  if (out && dtype_bytes(out->dtype) > ds && c0 > 0 && out->format != Format::kFractalZ) {
+  g.out_dtype = c.has_out ? c.out_dtype : c.x_dtype;
+  if (c.has_out && dtype_bytes(c.out_dtype) > ds && c0 > 0 && c.out_format != Format::kFractalZ) {
     g.out_dtype = g.dtype;  // a 5-D output of the same C0 holds the cube's element type
   }
   g.batch = groups;
@@ -221,6 +229,10 @@ Gemm gemm_of_conv(const OpDesc& op, const HwSpec& hw, const AttrTable* attrs) no
       break;
   }
   return g;
+}
+
+Gemm gemm_of_conv(const OpDesc& op, const HwSpec& hw, const AttrTable* attrs) {
+  return conv_gemm(conv_operands(op, attrs), op.kind->role, hw);
 }
 
 }  // namespace npusim::cost

@@ -172,7 +172,7 @@ double gemm_reread_hits(double a_panel, double b_panel, double tiles_m, double t
   const double c = std::max(1, cores);
   const double l2 = hw.chip.l2_bytes;
   const double nw = std::min(c, tiles_n);
-  const double mw = std::min(tiles_m, std::ceil(c / tiles_n));
+  const double mw = std::min(tiles_m, fast_ceil(c / tiles_n));
   const double wave = mw * a_panel + nw * b_panel;
   const double d_a = wave;
   const double d_b = c >= tiles_n ? wave : tiles_n * b_panel + a_panel;
@@ -214,7 +214,7 @@ CubePhases phases_of(const Gemm& g, const GemmMode& mode, const HwSpec& hw) noex
     h.in = flat_transfer(in, tiles);
     h.out = flat_transfer(out, tiles);
     h.out.transfers = h.out.ideal_transfers =
-        std::max(1.0, std::ceil(h.out.bytes / hw.cube.fractal_k_bytes));
+        std::max(1.0, fast_ceil(h.out.bytes / hw.cube.fractal_k_bytes));
     ph.has_head = true;
   }
   if (mode.split_k) {
@@ -256,7 +256,7 @@ CubePhases cube_phases(const OpDesc& op, const OpFacts& f, const HwSpec& hw) noe
 }
 
 KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores,
-                     bool* has_phases) noexcept {
+                     bool* has_phases) {
   if (has_phases) *has_phases = false;
   KernelPlan p;  // every return returns p, so it is built in the caller's slot
   if (op.kind->role == OpRole::kAttention) {
@@ -264,7 +264,8 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
     return p;
   }
   const bool conv = is_conv(op.kind->role);
-  const Gemm g = conv       ? gemm_of_conv(op, hw, &f.attrs)
+  const Gemm g = conv       ? (f.conv() ? conv_gemm(*f.conv(), op.kind->role, hw)
+                                         : gemm_of_conv(op, hw, &f.attrs))
                  : f.gemm() ? *f.gemm()
                             : gemm_of_matmul(op);
   p.unit = op.placement.value_or(Placement::kCube) == Placement::kMix ? Placement::kMix
@@ -275,7 +276,7 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
   const double out_ds = dtype_bytes(g.out_dtype);
   const double m0 = hw.cube.fractal_m;
   const double n0 = hw.cube.fractal_n;
-  const double k0 = std::max(1.0, std::floor(hw.cube.fractal_k_bytes / ds));
+  const double k0 = std::max(1.0, fast_floor(hw.cube.fractal_k_bytes / ds));
   const double mp = round_up(g.m, m0);
   const double np = round_up(g.n, n0);
   const double kp = round_up(g.k, k0);
@@ -325,8 +326,8 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
     return std::pair{ta.padded_bytes, tb.padded_bytes};
   };
 
-  const double tiles_m = std::ceil(mp / hw.cube.tile_m);
-  const double tiles_n = std::ceil(np / hw.cube.tile_n);
+  const double tiles_m = fast_ceil(mp / hw.cube.tile_m);
+  const double tiles_n = fast_ceil(np / hw.cube.tile_n);
   const double tm = round_up(mp / tiles_m, m0);
   const double tn = round_up(np / tiles_n, n0);
   p.l0c_single_buffer = tm * tn * 4.0 > hw.chip.l0c_bytes / 2;  // the tile's fp32 accumulator
@@ -336,8 +337,8 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
     // block's fp32 partial into an M x N workspace (atomic add). The vector cores cast the sum
     // afterwards (tail phase). All cores work on the same chunk, so the operand re-reads of a
     // step hit L2 while one step's footprint fits.
-    const double chunk = std::max(k0, std::floor(hw.cube.split_k_chunk_bytes / ds / k0) * k0);
-    const double loop_k = std::ceil(kp / chunk);
+    const double chunk = std::max(k0, fast_floor(hw.cube.split_k_chunk_bytes / ds / k0) * k0);
+    const double loop_k = fast_ceil(kp / chunk);
     const double tiles = tiles_m * tiles_n * loop_k;
     p.tiles = saturating_count(tiles);
     const auto [a_tile, b_tile] = tile_io(tm, tn, chunk, tiles);
@@ -358,9 +359,9 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
   const double base_tiles = g.batch * tiles_m * tiles_n;
   double parts = 1;
   if (g.k_over_batch) {
-    double best = std::ceil(base_tiles / cores);
+    double best = fast_ceil(base_tiles / cores);
     for (double q = 2; q <= std::min(g.k_batch, static_cast<double>(cores)); ++q) {
-      const double cost = std::ceil(base_tiles * q / cores) / q;
+      const double cost = fast_ceil(base_tiles * q / cores) / q;
       if (cost < best - 1e-12) {
         best = cost;
         parts = q;

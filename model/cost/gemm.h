@@ -6,6 +6,7 @@
 
 #include "model/hw_spec.h"
 #include "model/op_desc.h"
+#include "model/op_table.h"
 
 namespace npusim {
 class AttrTable;  // model/prepared_op.h
@@ -33,12 +34,47 @@ struct Gemm {
   std::uint32_t warnings = 0;
 };
 
+/// A feature map as (N, C, H, W); C is padded to C0 for 5-D tensors (C1 * C0).
+struct ConvFmap {
+  double n = 1, c = 1, h = 1, w = 1;
+  double c0 = 0;  ///< 0 when the layout has no C0 (4-D)
+};
+/// A filter: Cout, Cin per group (as stored), kernel area; or, for FRACTAL_Z, the stored
+/// C1*kh*kw (area_c1) resolved against the feature map's C1 later.
+struct ConvFilter {
+  double cout = 0, cin = 0, area = 0;
+  double kh = 0, kw = 0;  ///< when the layout gives them apart
+  double area_c1 = 0;     ///< FRACTAL_Z first dim
+  double c0 = 0;
+  bool fractal = false;
+};
+/// What a convolution's implicit GEMM reads from the op alone (its tensors and attributes);
+/// conv_gemm() finishes it with the chip's fractal size. A PreparedOp holds it.
+struct ConvOperands {
+  bool valid = false;  ///< false: no feature map or no 4-D filter (a shape mismatch)
+  ConvFmap fx;         ///< the forward input map
+  ConvFilter fw;       ///< the weights
+  double groups = 1;
+  bool y_fmap = false;  ///< the forward output (dy) is a map: fy is it
+  ConvFmap fy;
+  /// Conv2D without an output map: strides, dilations, pads (summed per axis)
+  double sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+  DType x_dtype = DType::kFloat16;
+  bool has_out = false;
+  DType out_dtype = DType::kFloat16;
+  Format out_format = Format::kND;
+};
+/// The op-only part of gemm_of_conv. Reads the groups attribute, so a malformed one throws.
+[[nodiscard]] ConvOperands conv_operands(const OpDesc& op, const AttrTable* attrs);
+/// The implicit GEMM from the operands and the chip (the fractal's K bytes).
+[[nodiscard]] Gemm conv_gemm(const ConvOperands& c, OpRole role, const HwSpec& hw) noexcept;
+
 /// The implicit GEMM of a convolution or of one of its gradients (Conv2D, Conv2DBackpropInput,
 /// Conv2DBackpropFilter and the GE fusions built on them), read from NCHW / NHWC / NC1HWC0
 /// feature maps and NCHW / HWCN / FRACTAL_Z filters. Shape operands (the int32 input_size /
 /// filter_size vectors) are recognised and skipped.
 /// `attrs`, when given, holds the op's attributes parsed (a PreparedOp's).
 [[nodiscard]] Gemm gemm_of_conv(const OpDesc& op, const HwSpec& hw,
-                                const AttrTable* attrs = nullptr) noexcept;
+                                const AttrTable* attrs = nullptr);
 
 }  // namespace npusim::cost

@@ -3,6 +3,10 @@
 // per index, same-address conflicts growing with block dim and the duplicate ratio, a table small
 // enough for the UB gathered with vgather instead; sorts as 32-element sorts plus 4-way merge
 // passes, one row per core, int64 keys on the scalar unit.
+// A row's DMA address comes from the scalar unit reading its index, so a core has one row in
+// flight: the index work and the row DMAs run in series, not double-buffered, and a row moves at
+// the chip's one-row rate (memory.row_dma_bytes_per_cycle), not the streaming rate
+// (docs/accuracy_mechanisms.md, "Index rows in series").
 #include <algorithm>
 #include <cmath>
 
@@ -28,6 +32,13 @@ void merge(Transfer& into, const Transfer& x) {
 
 double vclass(const HwSpec& hw, VectorClass c) {
   return hw.vector.cycles_per_repeat[static_cast<std::size_t>(c)];
+}
+
+// One independently addressed row per DMA moves at the chip's one-row rate instead of `rate`
+// (the streaming per-core rate of that direction): the factor on the Transfer's rate.
+double row_rate_factor(const HwSpec& hw, double rate) {
+  const double row = hw.memory.row_dma_bytes_per_cycle;
+  return row > 0 && rate > 0 ? std::min(1.0, row / rate) : 1.0;
 }
 
 }  // namespace
@@ -78,9 +89,9 @@ KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int 
       p.reread_bytes = params.bytes() * (b - 1);
       // vgather takes byte offsets: indices are converted (vconv) and scaled (vmuls) first
       const double idx_bytes_tile = idx->bytes() / nt;
-      p.vector_cycles = std::ceil(out_bytes / nt / hw.vector.repeat_bytes) *
+      p.vector_cycles = fast_ceil(out_bytes / nt / hw.vector.repeat_bytes) *
                             vclass(hw, VectorClass::kGather) +
-                        std::ceil(idx_bytes_tile / hw.vector.repeat_bytes) *
+                        fast_ceil(idx_bytes_tile / hw.vector.repeat_bytes) *
                             (vclass(hw, VectorClass::kConvert) + vclass(hw, VectorClass::kUnary)) +
                         3 * hw.vector.api_overhead_cycles;
       p.in.conflict_weight = 0;
@@ -95,6 +106,9 @@ KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int 
       merge(p.in, rowsx);
       p.in.conflict_weight = rowsx.padded_bytes / std::max(p.in.padded_bytes, 1.0);
       p.scalar_cycles = rows / nt * hw.vector.scalar_cycles_per_index;
+      // one row in flight: the rows at the one-row rate, in series with the index work
+      p.in.rate_factor = row_rate_factor(hw, hw.memory.gm_read_bytes_per_cycle);
+      p.ub_single_buffer = true;
     }
     p.out = flat_transfer(out_bytes, nt);
     p.tiles = tiles;
@@ -138,21 +152,60 @@ KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int 
   const double depth = nd && idx->shape.size() >= 2 ? static_cast<double>(idx->shape.back()) : 1.0;
   const double rows = std::max(1.0, static_cast<double>(idx->elements()) / depth);
   const double row_bytes = updates->bytes() / rows;
+  // Rows added into fewer destination rows than there are rows repeat some destination: with N
+  // rows into S < N segments at least N - S adds land on a row already added to, so the duplicate
+  // ratio is at least 1 - S/N (pigeonhole) when the profile gives the output and no attribute
+  // says otherwise.
+  if (!f.attrs.has(Attr::kIndexDupRatio) && !op.outputs.empty() &&
+      !op.outputs[0].shape.empty() && row_bytes > 0) {
+    const double segments = op.outputs[0].bytes() / row_bytes;
+    if (segments >= 1 && segments < rows) p.dup_ratio = std::max(p.dup_ratio, 1 - segments / rows);
+  }
   const std::int64_t tiles = vector_tiles(updates->bytes(), hw, cores, saturating_count(rows));
   const double nt = static_cast<double>(tiles);
-  merge(p.in, flat_transfer(updates->bytes() + idx->bytes(), nt));
+  // Given the positions of its sorted indices as well (EmbeddingDenseGradV2: grad, sort_indices,
+  // pos_idx), a scatter reads each update row at its position: a row DMA of its own, at the
+  // one-row rate like the rows it writes (llama's 4-KB rows: 59 us of MTE2 for 102 rows a core)
+  std::size_t row_long_int = 0;
+  for (const auto& t : op.inputs) {
+    row_long_int += is_integer(t.dtype) && static_cast<double>(t.elements()) == rows ? 1 : 0;
+  }
+  if (row_long_int >= 2 && op.type == "EmbeddingDenseGradV2") {
+    Transfer rows_in = row_transfer(rows, row_bytes, nt, hw);
+    rows_in.transfers = rows_in.ideal_transfers = std::max(1.0, rows / nt);
+    merge(p.in, rows_in);
+    const double idx_bytes = idx->bytes() * static_cast<double>(row_long_int) / nt;
+    merge(p.in, flat_transfer(idx_bytes * nt, nt));
+    p.in.rate_factor = p.in.padded_bytes /
+                       (rows_in.padded_bytes /
+                            row_rate_factor(hw, hw.memory.gm_read_bytes_per_cycle) +
+                        idx_bytes);
+  } else {
+    merge(p.in, flat_transfer(updates->bytes() + idx->bytes(), nt));
+  }
   p.out = row_transfer(rows, row_bytes, nt, hw);
   p.out.transfers = std::max(1.0, rows / nt);
   p.out.ideal_transfers = p.out.transfers;
   p.out.conflict_weight = 1;
-  // ops that create their output (ScatterNd, UnsortedSegmentSum, EmbeddingDenseGrad) zero it
-  // first; EmbeddingDenseGradV2 leaves that to a MemSet kernel of its own (CANN 8.3 profiles
-  // show aclnnEmbeddingDenseBackward as MemSet, then EmbeddingDenseGradV2 scattering the rows)
-  if (op.type == "ScatterNd" || op.type.rfind("UnsortedSegment", 0) == 0 ||
-      op.type == "EmbeddingDenseGrad") {
+  // one row in flight: the scattered rows at the one-row rate, in series with the index work
+  const double row_factor = row_rate_factor(hw, hw.memory.gm_write_bytes_per_cycle);
+  const double row_out_bytes = p.out.padded_bytes;
+  p.ub_single_buffer = true;
+  // ops that create their output (ScatterNd, EmbeddingDenseGrad) zero it first.
+  // EmbeddingDenseGradV2 leaves that to a MemSet kernel of its own (CANN 8.3 profiles show
+  // aclnnEmbeddingDenseBackward as MemSet, then EmbeddingDenseGradV2 scattering the rows), and
+  // UnsortedSegmentSum adds into an output an AtomicAddrClean kernel zeroed (every one in the
+  // MindSpore 910 profiles follows one, e.g. 33 us zeroing bert's [21128,768] gradient before
+  // the 43-154 us UnsortedSegmentSum, which could not also zero 32 MB itself).
+  if (op.type == "ScatterNd" || op.type == "EmbeddingDenseGrad" ||
+      (op.type.rfind("UnsortedSegment", 0) == 0 && op.type != "UnsortedSegmentSum")) {
     const double init = op.outputs.empty() ? updates->bytes() : op.outputs[0].bytes();
     merge(p.out, flat_transfer(init, nt));
   }
+  // the zeroing streams at the full rate: one factor on the whole Transfer that gives each part
+  // its own rate (bytes over rate summed)
+  const double init_bytes = p.out.padded_bytes - row_out_bytes;
+  p.out.rate_factor = p.out.padded_bytes / (row_out_bytes / row_factor + init_bytes);
   p.vector_cycles = pass_cycles(kind, updates->bytes() / nt, hw);
   p.scalar_cycles = rows / nt * hw.vector.scalar_cycles_per_index;
   p.tiles = tiles;
@@ -160,49 +213,64 @@ KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int 
   return p;
 }
 
-KernelPlan plan_sort(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores) noexcept {
-  KernelPlan p;
-  p.unit = Placement::kVector;
-  if (op.inputs.empty() || op.inputs[0].shape.empty()) {
-    p.warnings |= kWarnShapeMismatch;
-    return plan_generic(op, hw, cores);
-  }
+bool sort_shape(const OpDesc& op, const AttrTable& attrs, SortShape& s) {
+  if (op.inputs.empty() || op.inputs[0].shape.empty()) return false;
   const TensorDesc& x = op.inputs[0];
-  const double ds = dtype_bytes(x.dtype);
-  const double n = static_cast<double>(x.shape.back());
-  const double rows = static_cast<double>(x.elements()) / n;
+  s.ds = dtype_bytes(x.dtype);
+  s.n = static_cast<double>(x.shape.back());
+  s.elements = static_cast<double>(x.elements());
+  s.rows = s.elements / s.n;
   // The valid length (after a what-if rewrite) bounds the sorted prefix.
-  const double n_eff = std::min(n, f.attrs.number(Attr::kValidLength, n, op));
-  double k = n;
+  s.n_eff = std::min(s.n, attrs.number(Attr::kValidLength, s.n, op));
+  s.k = s.n;
   if (op.kind->role == OpRole::kTopK) {
-    if (f.attrs.has(Attr::kK)) {
-      k = std::min(n, f.attrs.number(Attr::kK, n, op));
+    if (attrs.has(Attr::kK)) {
+      s.k = std::min(s.n, attrs.number(Attr::kK, s.n, op));
     } else if (!op.outputs.empty() && !op.outputs[0].shape.empty()) {
-      k = static_cast<double>(op.outputs[0].shape.back());
+      s.k = static_cast<double>(op.outputs[0].shape.back());
     } else {
-      p.warnings |= kWarnOutputInferred;
+      s.warnings |= kWarnOutputInferred;
     }
   }
-  const std::int64_t tiles =
-      vector_tiles(static_cast<double>(x.elements()) * ds, hw, cores, saturating_count(rows));
-  const double nt = static_cast<double>(tiles);
-  const double rows_per_tile = rows / nt;
-  p.in = row_transfer(rows, n_eff * ds, nt, hw);
-  p.out = flat_transfer(rows * k * (ds + 4.0), nt);  // values + int32 indices
   // 32-element sorts, then ceil(log4(chunks)) merge passes of 4 lists.
-  const double chunks = std::ceil(n_eff / 32.0);
-  const double passes = chunks > 1 ? std::ceil(std::log(chunks) / std::log(4.0)) : 0.0;
-  if (is_int64(x.dtype)) {
-    p.scalar_cycles = rows_per_tile * n_eff * std::max(1.0, std::log2(n_eff)) *
-                      hw.vector.scalar_cycles_per_element;
+  s.chunks = fast_ceil(s.n_eff / 32.0);
+  s.passes = s.chunks > 1 ? fast_ceil(std::log(s.chunks) / std::log(4.0)) : 0.0;
+  s.log_n = std::max(1.0, std::log2(s.n_eff));
+  s.int64 = is_int64(x.dtype);
+  return true;
+}
+
+namespace {
+
+KernelPlan sort_plan(const SortShape& s, const HwSpec& hw, int cores) noexcept {
+  KernelPlan p;
+  p.unit = Placement::kVector;
+  p.warnings |= s.warnings;
+  const std::int64_t tiles = vector_tiles(s.elements * s.ds, hw, cores, saturating_count(s.rows));
+  const double nt = static_cast<double>(tiles);
+  const double rows_per_tile = s.rows / nt;
+  p.in = row_transfer(s.rows, s.n_eff * s.ds, nt, hw);
+  p.out = flat_transfer(s.rows * s.k * (s.ds + 4.0), nt);  // values + int32 indices
+  if (s.int64) {
+    p.scalar_cycles = rows_per_tile * s.n_eff * s.log_n * hw.vector.scalar_cycles_per_element;
     p.warnings |= kWarnInt64ScalarFallback;
   } else {
-    p.vector_cycles = rows_per_tile * (chunks * vclass(hw, VectorClass::kSort) * (1 + passes) +
-                                       hw.vector.api_overhead_cycles * (1 + passes));
+    p.vector_cycles =
+        rows_per_tile * (s.chunks * vclass(hw, VectorClass::kSort) * (1 + s.passes) +
+                         hw.vector.api_overhead_cycles * (1 + s.passes));
   }
   p.tiles = tiles;
-  p.flops = rows * n_eff * std::max(1.0, std::log2(n_eff));
+  p.flops = s.rows * s.n_eff * s.log_n;
   return p;
+}
+
+}  // namespace
+
+KernelPlan plan_sort(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores) {
+  if (const SortShape* s = f.sort()) return sort_plan(*s, hw, cores);
+  SortShape s;
+  if (!sort_shape(op, f.attrs, s)) return plan_generic(op, hw, cores);  // no sortable input
+  return sort_plan(s, hw, cores);
 }
 
 }  // namespace npusim::cost

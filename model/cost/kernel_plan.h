@@ -5,6 +5,7 @@
 // double-buffered pipeline per core, per-core DMA rates capped by the chip's HBM/L2 bandwidth,
 // 32-byte alignment, inter-core conflicts, head overhead.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -81,7 +82,14 @@ struct KernelPlan {
 };
 
 /// The core count of `unit` the op may use under `budget` (0 in the budget = whole chip).
-[[nodiscard]] int available_cores(Placement unit, const HwSpec& hw, const CoreBudget& budget) noexcept;
+/// Inline: every prediction asks twice (the builder's core count and evaluate's block dim).
+[[nodiscard]] inline int available_cores(Placement unit, const HwSpec& hw,
+                                         const CoreBudget& budget) noexcept {
+  const bool cube = unit == Placement::kCube || unit == Placement::kMix;
+  const int chip = cube ? hw.chip.cube_cores : hw.chip.vector_cores;
+  const int limit = cube ? budget.cube_cores : budget.vector_cores;
+  return limit > 0 ? std::min(limit, chip) : chip;
+}
 
 /// Launch blocks above the core count (a profile row's block dim beyond the chip's cube cores,
 /// cube and MIX plans only): the kernel's work comes in budget.launch_blocks equal blocks that
@@ -110,7 +118,7 @@ struct CubePhases {
 /// GEMM; cube_phases() builds them then (two KernelPlans are not built for nothing).
 /// The builders that take an OpFacts read the op-only quantities from it (model/prepared_op.h).
 [[nodiscard]] KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores,
-                                   bool* has_phases = nullptr) noexcept;
+                                   bool* has_phases = nullptr);
 [[nodiscard]] CubePhases cube_phases(const OpDesc& op, const OpFacts& f, const HwSpec& hw) noexcept;
 /// What a fused attention op computes, read from its inputs and attributes.
 struct AttentionShape {
@@ -146,7 +154,7 @@ void plan_5d_transdata(KernelPlan& p, const TensorDesc& x, const TensorDesc& y, 
 [[nodiscard]] KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
                                     int cores) noexcept;
 [[nodiscard]] KernelPlan plan_sort(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
-                                   int cores) noexcept;
+                                   int cores);
 
 /// AI CPU and host ops do not run on AI Cores; they are costed directly.
 [[nodiscard]] OpCost cost_aicpu(const OpDesc& op, const HwSpec& hw) noexcept;
@@ -161,6 +169,31 @@ inline constexpr double kMaxCount = 9007199254740992.0;  // 2^53
 /// x truncated to a count in [1, 2^53], as a static_cast would for an ordinary count: a NaN,
 /// zero or negative count is 1.
 [[nodiscard]] std::int64_t saturating_count(double x) noexcept;
+
+/// std::ceil / std::floor, bit for bit, with a cheaper path for the usual positive value below
+/// 2^52 (truncation to an integer is exact there): x86-64's baseline has no rounding
+/// instruction, so the library form is a longer bit-mask sequence. Zero, negative, huge and NaN
+/// values take the library form (-0.0 and the sign of a zero result stay exact).
+[[nodiscard]] inline double fast_ceil(double x) noexcept {
+  if (x > 0 && x < 4503599627370496.0) {  // (0, 2^52)
+    const double t = static_cast<double>(static_cast<std::int64_t>(x));
+    return t < x ? t + 1 : t;
+  }
+  return std::ceil(x);
+}
+[[nodiscard]] inline double fast_floor(double x) noexcept {
+  if (x > 0 && x < 4503599627370496.0) return static_cast<double>(static_cast<std::int64_t>(x));
+  return std::floor(x);
+}
+/// saturating_count(std::ceil(x)) (a count in [1, 2^53]), without the rounding to a double and
+/// back where x is in (0, 2^52).
+[[nodiscard]] inline std::int64_t ceil_count(double x) noexcept {
+  if (x > 0 && x < 4503599627370496.0) {  // ceil(x) >= 1 there, and below 2^53
+    const auto i = static_cast<std::int64_t>(x);
+    return static_cast<double>(i) < x ? i + 1 : i;
+  }
+  return saturating_count(std::ceil(x));
+}
 
 /// Rounds `x` up to a multiple of `m` (m > 0).
 [[nodiscard]] inline double round_up(double x, double m) noexcept {
@@ -215,10 +248,34 @@ void broadcast_extent(const std::vector<TensorDesc>& ts, double& elements, doubl
 /// Fills a transfer of `rows` rows of `row_bytes` each, split over `tiles` tiles. Contiguous
 /// aligned rows move as one DMA per tile; rows that are strided in GM (`contiguous` false, e.g.
 /// a slice of the last axis) need one DMA per row even when aligned.
-[[nodiscard]] Transfer row_transfer(double rows, double row_bytes, double tiles, const HwSpec& hw,
-                                    bool contiguous = true) noexcept;
-/// Fills a contiguous transfer of `bytes` split over `tiles` tiles (one DMA per tile).
-[[nodiscard]] Transfer flat_transfer(double bytes, double tiles) noexcept;
+/// Inline: most builders call it once or more per prediction, often with one tile.
+[[nodiscard]] inline Transfer row_transfer(double rows, double row_bytes, double tiles,
+                                           const HwSpec& hw, bool contiguous = true) noexcept {
+  Transfer t;
+  const double block = hw.memory.block_bytes;
+  t.bytes = rows * row_bytes / tiles;
+  const bool aligned = is_multiple(row_bytes, block);
+  // An aligned row set moves as one strided DMA per tile; an unaligned last axis needs a padded
+  // DMA per row (DataCopyPad) and moves whole 32-byte blocks (DESIGN.md "32-byte alignment").
+  t.padded_bytes = aligned ? t.bytes : rows * round_up(row_bytes, block) / tiles;
+  if (aligned && contiguous) {
+    t.ideal_transfers = t.transfers = 1;
+  } else {
+    const double per_row = std::max(1.0, rows / tiles);
+    t.ideal_transfers = contiguous ? 1 : per_row;
+    t.transfers = per_row;
+  }
+  return t;
+}
+/// Fills a contiguous transfer of `bytes` split over `tiles` tiles (one DMA per tile). Inline:
+/// every builder calls it, and its callers often overwrite the transfer counts.
+[[nodiscard]] inline Transfer flat_transfer(double bytes, double tiles) noexcept {
+  Transfer t;
+  t.bytes = bytes / tiles;
+  t.padded_bytes = t.bytes;
+  t.transfers = t.ideal_transfers = bytes > 0 ? 1 : 0;
+  return t;
+}
 /// Vector cycles for `bytes` of data through the op's passes (one repeat = repeat_bytes).
 [[nodiscard]] double pass_cycles(const OpKindInfo& kind, double bytes, const HwSpec& hw) noexcept;
 /// One vector pass of class `c` over `bytes`: whole repeats plus one API call.

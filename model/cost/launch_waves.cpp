@@ -26,11 +26,11 @@ void block_waves(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& bud
   const int cores = std::max(1, hw.chip.cube_cores);
   const int blocks = budget.launch_blocks;
   if (blocks <= cores || tiles <= 0) return;
-  const double rounds = std::ceil(static_cast<double>(blocks) / cores);
+  const double rounds = fast_ceil(static_cast<double>(blocks) / cores);
   const double per_core = rounds * static_cast<double>(tiles) / blocks;
   if (per_core <= waves_ideal) return;
   waves_ideal = per_core;
-  waves = std::max(waves, saturating_count(std::ceil(per_core - 1e-9)));
+  waves = std::max(waves, saturating_count(fast_ceil(per_core - 1e-9)));
 }
 
 }  // namespace npusim::cost

@@ -140,8 +140,8 @@ bool movement_shape(const OpDesc& op, MovementShape& out) noexcept {
   out.out_ds = out_ds;
   out.out_bytes = out_e * out_ds;
   out.last_out = last_dim(out_shape);
-  out.parallel = saturating_count(std::floor(out.out_e / out.last_out) *
-                                  std::floor(std::max(1.0, out.last_out * out_ds / 32)));
+  out.parallel = saturating_count(fast_floor(out.out_e / out.last_out) *
+                                  fast_floor(std::max(1.0, out.last_out * out_ds / 32)));
   return true;
 }
 

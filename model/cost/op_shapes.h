@@ -38,6 +38,21 @@ struct MovementShape {
 /// False when plan_data_movement returns before tiling (Cast, AtomicAddrClean, no input).
 [[nodiscard]] bool movement_shape(const OpDesc& op, MovementShape& out) noexcept;
 
+/// The op-only part of a sort plan (model/cost/index_sort.cpp, plan_sort): the rows, the
+/// sorted length and the merge passes, whose logarithms are library calls.
+struct SortShape {
+  double ds = 2, n = 1, elements = 1, rows = 1, n_eff = 1, k = 1;
+  double chunks = 1;   ///< 32-element sorts per row
+  double passes = 0;   ///< ceil(log4(chunks)) merge passes
+  double log_n = 1;    ///< max(1, log2(n_eff))
+  bool int64 = false;  ///< int64 keys: the scalar unit sorts
+  std::uint32_t warnings = 0;
+};
+/// False when plan_sort falls back to the generic plan (no input, a scalar input). Reads the
+/// valid_length and k attributes, so it throws on a malformed one (op_facts calls it only when
+/// they are parsed, so the error comes from predict() as for an unprepared op).
+[[nodiscard]] bool sort_shape(const OpDesc& op, const AttrTable& attrs, SortShape& out);
+
 /// The GEMM of a MatMul / BatchMatMul (not a convolution, not attention); false for other ops.
 [[nodiscard]] bool matmul_gemm(const OpDesc& op, Gemm& out) noexcept;
 

@@ -194,7 +194,11 @@ KernelPlan elementwise_plan(const OpDesc& op, const ElementwiseShape& s, const H
     p.out = row_transfer(rows, last * out_ds, nt, hw);
   }
   add_compute(p, kind, e * ds / nt, e / nt, s.scalar, hw, s.casts);
-  p.vector_cycles += broadcast_passes * class_pass_cycles(VectorClass::kUnary, e * ds / nt, hw);
+  // Without broadcast inputs this adds 0 x a finite cycle count, +0.0 to a sum that is never
+  // -0.0: skipped, bit for bit the same.
+  if (broadcast_passes > 0) {
+    p.vector_cycles += broadcast_passes * class_pass_cycles(VectorClass::kUnary, e * ds / nt, hw);
+  }
   p.tiles = tiles;
   p.flops = e * kind.pass_count;
   return p;
@@ -239,7 +243,7 @@ KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const Hw
   if (kind.role == OpRole::kReduce && last_axis_reduction) {
     // long rows are split over cores with a final combine
     parallel = saturating_count(
-        rows * std::ceil(row_len * ds / std::max(1.0, hw.vector.min_bytes_per_core)));
+        rows * fast_ceil(row_len * ds / std::max(1.0, hw.vector.min_bytes_per_core)));
   } else if (!leading) {
     parallel = saturating_count(e / reduced);
   }
@@ -249,7 +253,7 @@ KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const Hw
   if (last_axis_reduction) {
     p.in = row_transfer(rows, row_len * ds, nt, hw);
     // a row shorter than one repeat still costs a whole repeat per pass
-    const double row_repeats = std::ceil(row_len * ds / hw.vector.repeat_bytes);
+    const double row_repeats = fast_ceil(row_len * ds / hw.vector.repeat_bytes);
     const double tile_bytes = rows * row_repeats * hw.vector.repeat_bytes / nt;
     add_compute(p, kind, tile_bytes, e / nt, scalar, hw, bf16_tensors(op, e));
     if (kind.role == OpRole::kRowwise) {
@@ -303,7 +307,7 @@ KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const Hw
       for (std::uint8_t i = 0; i < kind.pass_count; ++i) {
         const VectorClass c = kind.passes[i];
         const double cycles =
-            segment > 0 ? e / segment * std::ceil(segment * ds / hw.vector.repeat_bytes) *
+            segment > 0 ? e / segment * fast_ceil(segment * ds / hw.vector.repeat_bytes) *
                               cpr[static_cast<std::size_t>(c)]
             : c == VectorClass::kReduce
                 ? rr.add * cpr[static_cast<std::size_t>(VectorClass::kBinary)] +

@@ -225,7 +225,7 @@ TEST_CASE("each bad chip file fails with its exact diagnostic", "[hw_spec][bad]"
        "nd2nz_inline_max_elements, nd2nz_load_factor, nz_efficiency, split_k_chunk_bytes, "
        "split_k_min_k, tile_m, tile_n, transposed_a_efficiency"},
       {"hw_unknown_section.toml",
-       ":118:2: error: top level: unknown key 'cubee'; accepted keys: aicpu, chip, cube, host, "
+       ":119:2: error: top level: unknown key 'cubee'; accepted keys: aicpu, chip, cube, host, "
        "memory, overhead, pcie, vector"},
       {"hw_missing_key.toml", ":3:1: error: [chip]: missing required key 'freq_mhz'"},
       {"hw_missing_section.toml", ":1:1: error: top level: missing required table [pcie]"},
@@ -264,7 +264,8 @@ TEST_CASE("each bad overlay fails at its own file and line", "[hw_spec][bad][ove
        "gm_read_bytes_per_cycle, gm_write_bytes_per_cycle, hbm_bandwidth_gbps, hbm_efficiency, "
        "hbm_turnaround, hbm_write_factor, l2_bandwidth_gbps, l2_efficiency, "
        "l2_hit_ratio_default, l2_read_bytes_per_cycle, mte2_setup_cycles, mte3_setup_cycles, "
-       "read_latency_cycles, read_stream_share, write_latency_cycles, write_stream_share"},
+       "read_latency_cycles, read_stream_share, row_dma_bytes_per_cycle, write_latency_cycles, "
+       "write_stream_share"},
       {"hw_overlay_with_chip.toml",
        ":5:1: error: [chip]: an overlay cannot change the chip itself (a file with [chip] is a hw "
        "spec, not an overlay)"},

@@ -8,6 +8,7 @@
 
 using namespace npusim;
 using npusim::test::op;
+using npusim::test::op_io;
 
 namespace {
 
@@ -230,6 +231,61 @@ TEST_CASE("repeated indices cost conflicts that grow with the duplicate ratio an
   // 2 cores: (2-1)/(8-1) of the full-width loss per tile
   CHECK(two.critical_path.conflict_us / two.pipes.mte2_us <
         all.critical_path.conflict_us / all.pipes.mte2_us);
+}
+
+TEST_CASE("a gathered row's DMA waits for its index: rows at the one-row rate, in series",
+          "[mechanism][index]") {
+  HwSpec hw = toy();
+  hw.vector.scalar_cycles_per_index = 20;
+  hw.memory.row_dma_bytes_per_cycle = 8;
+  // 8192 rows of 64 fp16 (128 B, aligned) from a 128 MB table on one core: 1 MB out in 32 UB
+  // tiles of 256 rows. Per tile MTE2 reads 1024 B of int32 indices and 256 rows (32768 B) at
+  // 8 B/cycle plus 257 DMA setups of 27 cycles: 33792 / 8 + 257 x 27 = 4224 + 6939 = 11163
+  // cycles; the scalar unit spends 256 x 20 = 5120; MTE3 stores 32768 / 64 + 12 = 524.
+  const OpDesc g = op("GatherV2", "1000000,64;8192;1", "FLOAT16;INT32;INT32");
+  const OpCost c = predict(g, hw, CoreBudget{0, 1});
+  REQUIRE(c.tiles == 32);
+  CHECK(c.pipes.mte2_us == Approx(32 * 11163 / 1000.0));  // 357.216 us
+  CHECK(c.pipes.scalar_us == Approx(32 * 5120 / 1000.0));  // 163.84 us
+  CHECK(c.pipes.mte3_us == Approx(32 * 524 / 1000.0));     // 16.768 us
+  // in series: every tile's index work, row reads and store, not the largest of them
+  CHECK(c.duration_us >= c.pipes.mte2_us + c.pipes.scalar_us + c.pipes.mte3_us);
+  // at the streaming rate (32 B/cycle) the reads take (33792 / 32 + 6939) x 32 cycles
+  hw.memory.row_dma_bytes_per_cycle = 32;
+  CHECK(predict(g, hw, CoreBudget{0, 1}).pipes.mte2_us == Approx(32 * 7995 / 1000.0));
+}
+
+TEST_CASE("scattered rows: no zeroing for UnsortedSegmentSum, duplicates from fewer segments",
+          "[mechanism][index]") {
+  HwSpec hw = toy();  // index_dup_ratio_default = 0
+  hw.memory.row_dma_bytes_per_cycle = 8;
+  const auto uss = [&](const char* type, const char* out) {
+    return predict(op_io(type, "8192,64;8192", "FLOAT16;INT32", "", out, "FLOAT16", ""), hw);
+  };
+  // 8192 rows of 128 B into 16384 segments: no segment need repeat, no conflict; the output is
+  // zeroed by an AtomicAddrClean kernel of its own, so only the 1 MB of rows is written
+  const OpCost wide = uss("UnsortedSegmentSum", "16384,64");
+  CHECK(wide.bytes_out == 8192 * 128);
+  CHECK(wide.critical_path.conflict_us == 0);
+  // into 1024 segments at least 8192 - 1024 adds repeat one: dup ratio >= 1 - 1024/8192 = 0.875,
+  // the loss at full width 0.5 x 0.875 of the exposed MTE3 time
+  const OpCost narrow = uss("UnsortedSegmentSum", "1024,64");
+  CHECK(narrow.bytes_out == 8192 * 128);
+  CHECK(narrow.critical_path.conflict_us > 0);
+  // ScatterNd creates its output and zeroes all 16384 x 128 B of it first
+  const OpCost nd = predict(op_io("ScatterNd", "8192,1;8192,64;2", "INT32;FLOAT16;INT32", "",
+                                  "16384,64", "FLOAT16", ""),
+                            hw);
+  CHECK(nd.bytes_out == 8192 * 128 + 16384 * 128);
+  // EmbeddingDenseGradV2 gets the positions of its sorted indices and reads each gradient row
+  // at its position: on one core 8192 rows of 64 fp32 (256 B) at 8 B/cycle, the two int32
+  // index tensors (65536 B) streamed at 32, one DMA setup per row and per tile's index load
+  const OpCost e = predict(op_io("EmbeddingDenseGradV2", "8192,64;8192;8192", "FLOAT;INT32;INT32",
+                                 "", "16384,64", "FLOAT", ""),
+                           hw, CoreBudget{0, 1});
+  const double tiles = static_cast<double>(e.tiles);
+  CHECK(e.pipes.mte2_us ==
+        Approx((8192.0 * 256 / 8 + 65536.0 / 32 + (8192 + tiles) * 27) / 1000.0));
 }
 
 TEST_CASE("AI CPU ops pay dispatch and run at scalar speed; dynamic shapes add a host round trip",

@@ -133,3 +133,53 @@ TEST_CASE("a malformed attribute read from a prepared op throws as the OpDesc's 
   CHECK(v[3] == 4);
   CHECK(q.facts().attrs.ints(Attr::kStrides, v) == 0);
 }
+
+TEST_CASE("a sort op's facts hold only parsed attributes; a malformed one throws from predict()",
+          "[prepared]") {
+  const HwSpec& hw = test::chip("ascend910b3");
+  const PreparedOp good(test::op("TopKV2", "64,4000", "FLOAT16", {{"k", "100"}}));
+  REQUIRE(good.facts().sort() != nullptr);
+  CHECK(good.facts().sort()->k == 100);
+  CHECK(good.facts().sort()->n_eff == 4000);
+  CHECK(good.facts().sort()->chunks == 125);  // ceil(4000 / 32)
+  CHECK(good.facts().sort()->passes == 4);    // ceil(log4(125)): 4^3 = 64 < 125 <= 256
+  // The preparation does not throw; the prediction does, as the OpDesc's does.
+  OpDesc bad = test::op("TopKV2", "64,4000", "FLOAT16");
+  bad.attrs.emplace_back("k", "many");  // after make_op, which would reject it
+  const PreparedOp p(bad);
+  CHECK(p.facts().sort() == nullptr);
+  CHECK_THROWS_AS(predict(p, hw), InputError);
+  CHECK_THROWS_AS(predict(bad, hw), InputError);
+  // A sort op other than TopK does not read k: a malformed one changes nothing.
+  const OpDesc sort = test::op("Sort", "64,4000", "FLOAT16");
+  OpDesc sort_k = sort;
+  sort_k.attrs.emplace_back("k", "many");
+  CHECK(text_of(predict(PreparedOp(sort_k), hw)) == text_of(predict(sort, hw)));
+}
+
+TEST_CASE("a convolution's operands are prepared; a malformed groups throws from predict()",
+          "[prepared]") {
+  const HwSpec& hw = test::chip("ascend910b3");
+  // 48 input channels: kept at 48 on the 32-byte fractal K (16 fp16), padded to 64 on a 64-byte one
+  const OpDesc conv = test::op("Conv2D", "8,48,56,56;128,48,3,3", "FLOAT16",
+                               {{"pads", "1,1,1,1"}, {"strides", "1,1,2,2"}});
+  const PreparedOp p(conv);
+  REQUIRE(p.facts().conv() != nullptr);
+  const cost::ConvOperands& c = *p.facts().conv();
+  CHECK(c.valid);
+  CHECK(c.fx.c == 48);
+  CHECK(c.fw.cout == 128);
+  CHECK(c.fw.area == 9);
+  CHECK(c.sh == 2);
+  CHECK(c.ph == 2);  // pads summed per axis
+  // The GEMM is finished per call with the chip's fractal size: a spec with another one moves it.
+  HwSpec other = hw;
+  other.cube.fractal_k_bytes = hw.cube.fractal_k_bytes * 2;
+  CHECK(text_of(predict(p, other)) == text_of(predict(conv, other)));
+  CHECK(text_of(predict(p, other)) != text_of(predict(p, hw)));
+  OpDesc bad = conv;
+  bad.attrs.emplace_back("groups", "several");  // after make_op, which would reject it
+  const PreparedOp q(bad);
+  CHECK(q.facts().conv() == nullptr);
+  CHECK_THROWS_AS(predict(q, hw), InputError);
+}

@@ -1,0 +1,331 @@
+// evaluate(): turns a KernelPlan into an OpCost with the same mechanisms for every family
+// (DESIGN.md "model"): block dim = min(budget, tiles), waves, a double-buffered pipeline per
+// core, per-core DMA rates capped by the chip's HBM/L2 bandwidth, 32-byte alignment,
+// inter-core conflicts, first-transfer latencies, head overhead.
+//
+// Speed (issue #16, docs/predict_speed.md): every prediction runs this, so the six pipeline
+// stages are held in named locals rather than an array of structs (the array, indexed by the
+// bound stage at run time, kept every stage in memory), and a stage whose alignment and
+// conflict parts are zero by construction (MTE1, vector, FixPipe) skips adding them. Skipping
+// an exact zero is bit-identical: every sum here starts at +0.0, and a sum that starts at +0.0
+// is never -0.0 (x + (-x) and (+0) + (-0) are +0 when rounding to nearest), so adding +-0 leaves
+// it unchanged; the count a zero part is multiplied by (1, or the ideal wave count minus one,
+// or the ideal wave count) is finite and >= 0, so that product is a zero too. The order of the
+// additions that remain is the old one (the last bit depends on it).
+#include <algorithm>
+#include <limits>
+
+#include "model/cost/kernel_plan.h"
+
+namespace npusim::cost {
+
+namespace {
+
+// The pipeline stages, in the order their times are summed.
+enum PipeStage { kStageIn, kStageMte1, kStageCube, kStageVec, kStageFix, kStageOut };
+// The bound categories the stage times are booked to.
+enum BoundCategory { kCatCube, kCatVector, kCatScalar, kCatMemory };
+
+// The critical-path parts and bound categories, summed stage by stage.
+struct StageSums {
+  double compute = 0, memory = 0, alignment = 0, conflict = 0;
+  double category[4] = {0, 0, 0, 0};
+};
+
+// The vector stage's split: vector, scalar and the vector core's serial transfers share it,
+// divided by their own busy times.
+struct VecStageSplit {
+  double vec_us, scal_us, vdma_us, vec_tot;
+  bool vector_only;  ///< scal_us and vdma_us are zero, vec_tot > 0
+};
+
+// Adds stage S, whose parts are base / align / conflict, run `times` times. `Zero` says the
+// stage's alignment and conflict parts are zero by construction (skipped, see the top).
+template <int S, bool Zero>
+inline void add_stage_time(StageSums& s, const VecStageSplit& v, double base_once, double align,
+                           double conflict, double times) noexcept {
+  const double base = base_once * times;
+  if constexpr (S == kStageIn || S == kStageFix || S == kStageOut) {  // memory, whatever folding did
+    s.memory += base;
+    s.category[kCatMemory] += base;
+  } else if constexpr (S == kStageVec) {
+    if (v.vector_only && base < std::numeric_limits<double>::infinity()) {
+      // no scalar work and no serial transfers (the usual vector kernel): their shares are
+      // base x (+-0) / vec_tot, zeros since base is finite, which change no sum (see the top),
+      // and base - 0 is base; only the vector share is left to divide
+      s.compute += base;
+      s.category[kCatVector] += base * v.vec_us / v.vec_tot;
+    } else if (v.vec_tot == 0) {
+      // no vector stage (a cube kernel without epilogue): base is 0 x a finite count, every
+      // share a zero, nothing to add
+    } else {
+      const double dma = v.vec_tot > 0 ? base * v.vdma_us / v.vec_tot : 0;
+      s.compute += base - dma;
+      s.memory += dma;
+      s.category[kCatVector] += v.vec_tot > 0 ? base * v.vec_us / v.vec_tot : 0;
+      s.category[kCatScalar] += v.vec_tot > 0 ? base * v.scal_us / v.vec_tot : 0;
+      s.category[kCatMemory] += dma;
+    }
+  } else {  // MTE1 and the cube
+    s.compute += base;
+    s.category[kCatCube] += base;
+  }
+  if constexpr (!Zero) {
+    s.alignment += align * times;
+    s.conflict += conflict * times;
+    s.category[kCatMemory] += (align + conflict) * times;
+  }
+}
+
+}  // namespace
+
+OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,
+                const PredictContext& ctx) noexcept {
+  const double f = hw.cycles_per_us();
+  const int unit_cores = std::max(1, available_cores(plan.unit, hw, budget));
+  const std::int64_t tiles = std::max<std::int64_t>(1, plan.tiles);
+  const auto b = static_cast<int>(std::min<std::int64_t>(unit_cores, tiles));
+  std::int64_t w = ceil_div(tiles, b);
+  double w_ideal = static_cast<double>(tiles) / b;
+  block_waves(plan, hw, budget, tiles, w, w_ideal);
+
+  // L2: data other tiles already read is an L2 hit; the rest hits with the context's ratio.
+  const double h_ctx = ctx.l2_hit_ratio >= 0 ? std::min(1.0, ctx.l2_hit_ratio)
+                                             : hw.memory.l2_hit_ratio_default;
+  const double in_total = plan.in.padded_bytes * static_cast<double>(tiles);
+  const double reread = std::clamp(
+      std::max(plan.reread_fraction, in_total > 0 ? plan.reread_bytes / in_total : 0.0), 0.0, 1.0);
+  // A re-read hits L2 only while the data being re-read still fits in it: with unique operand
+  // bytes U and an L2 of size C, a fraction min(1, C/U) of re-reads hit (a GEMM whose K panels
+  // exceed L2 streams them from HBM again for every output tile).
+  const double unique_in = in_total * (1 - reread);
+  const double reread_hits =
+      plan.reread_hit_ratio >= 0
+          ? std::min(1.0, plan.reread_hit_ratio)
+          : reuse_hit_ratio(unique_in, hw.chip.l2_bytes);
+  const double h_in = reread * reread_hits + (1 - reread) * h_ctx;
+  const double gm_rate = plan.cube_operand_path ? hw.cube.gm_to_l1_bytes_per_cycle
+                                                : hw.memory.gm_read_bytes_per_cycle;
+  const double l2_rate = std::max(gm_rate, hw.memory.l2_read_bytes_per_cycle);
+  const double in_rate = plan.in.rate_factor / (h_in / l2_rate + (1 - h_in) / gm_rate);
+  const double out_rate = plan.out.rate_factor * hw.memory.gm_write_bytes_per_cycle;
+
+  // Same-address conflicts grow with the cores launched and the duplicate ratio; the coefficient
+  // is the loss at full chip width with every index repeated (DESIGN.md "Inter-core conflicts").
+  const int chip_cores = (plan.unit == Placement::kVector) ? hw.chip.vector_cores : hw.chip.cube_cores;
+  const double conflict =
+      chip_cores > 1 ? hw.overhead.conflict_coefficient * plan.dup_ratio * (b - 1) / (chip_cores - 1)
+                     : 0.0;
+
+  // The stages of one tile: base (compute or memory proper), align (32-byte alignment loss) and
+  // conflict (same-address serialisation); MTE1, the vector stage and FixPipe have base only.
+  const double s2 = hw.memory.mte2_setup_cycles;
+  double in_b = (plan.in.bytes / in_rate + plan.in.ideal_transfers * s2) / f;
+  double in_a = ((plan.in.padded_bytes - plan.in.bytes) / in_rate +
+                 (plan.in.transfers - plan.in.ideal_transfers) * s2) / f;
+  double in_c = (in_b + in_a) * conflict * plan.in.conflict_weight;
+  const double s3 = hw.memory.mte3_setup_cycles;
+  const double out_b = (plan.out.bytes / out_rate + plan.out.ideal_transfers * s3) / f;
+  const double out_a = ((plan.out.padded_bytes - plan.out.bytes) / out_rate +
+                        (plan.out.transfers - plan.out.ideal_transfers) * s3) / f;
+  const double out_c = (out_b + out_a) * conflict * plan.out.conflict_weight;
+  const double mte1_b = plan.mte1_cycles / f;
+  double cube_b = plan.cube_cycles / f, cube_a = 0, cube_c = 0;
+  VecStageSplit v;
+  v.vec_us = plan.vector_cycles / f;
+  v.scal_us = plan.scalar_cycles / f;
+  v.vdma_us = plan.vector_dma_cycles / f;  // in series with the vector work
+  v.vec_tot = v.vec_us + v.scal_us + v.vdma_us;
+  v.vector_only = v.scal_us == 0 && v.vdma_us == 0 && v.vec_tot > 0;
+  const double vec_b = v.vec_tot;
+  const BoundCategory vec_kind = v.scal_us > v.vec_us ? kCatScalar : kCatVector;
+  // An atomic add reads each destination byte back before writing it: twice the traffic.
+  const double fix_traffic = plan.fixpipe_bytes * (plan.fixpipe_atomic ? 2.0 : 1.0);
+  double fix_b = fix_traffic / hw.cube.fixpipe_bytes_per_cycle / f;
+  // each pipe's own busy time, before the single-buffer folds below (x + 0.0: a stage's total)
+  const double fixpipe_busy_us = fix_b + 0.0;
+  const double cube_busy_us = cube_b + 0.0;
+  if (plan.l0c_single_buffer) {  // cube and FixPipe in series
+    cube_b += fix_b;
+    fix_b = 0;
+  }
+  const double mte2_busy_us = in_b + in_a + in_c;
+  if (plan.l1_single_buffer) {
+    // MTE2 and the cube in series: one stage, attributed to whichever of the two is longer
+    if (mte2_busy_us >= cube_b + cube_a + cube_c) {
+      in_b += cube_b;
+      in_a += cube_a;
+      in_c += cube_c;
+      cube_b = cube_a = cube_c = 0;
+    } else {
+      cube_b += in_b;
+      cube_a += in_a;
+      cube_c += in_c;
+      in_b = in_a = in_c = 0;
+    }
+  }
+
+  // Each stage's total, their sum and the slowest (the first of equals).
+  const double tot[6] = {in_b + in_a + in_c, mte1_b + 0.0,         cube_b + cube_a + cube_c,
+                         vec_b + 0.0,        fix_b + 0.0,          out_b + out_a + out_c};
+  double sum_stages = 0;
+  sum_stages += tot[kStageIn];
+  sum_stages += tot[kStageMte1];
+  sum_stages += tot[kStageCube];
+  sum_stages += tot[kStageVec];
+  sum_stages += tot[kStageFix];
+  sum_stages += tot[kStageOut];
+  int bound_stage = kStageIn;
+  double max_stage = tot[kStageIn];
+  for (int i = kStageMte1; i <= kStageOut; ++i) {
+    if (tot[i] > max_stage) {
+      max_stage = tot[i];
+      bound_stage = i;
+    }
+  }
+  // Double-buffered pipeline on each core: every stage once (fill), then the slowest stage for each
+  // further tile. The ideal (fractional) wave count splits off the last partial wave as tail.
+  // Without double buffering (ub_single_buffer) every tile runs all its stages in series.
+  const bool serial = plan.ub_single_buffer;
+  const double t_core = serial ? static_cast<double>(w) * sum_stages
+                               : sum_stages + static_cast<double>(w - 1) * max_stage;
+
+  // The critical-path parts and the bound categories, stage by stage in stage order.
+  StageSums s;
+  auto add_all = [&](double times) {
+    add_stage_time<kStageIn, false>(s, v, in_b, in_a, in_c, times);
+    add_stage_time<kStageMte1, true>(s, v, mte1_b, 0, 0, times);
+    add_stage_time<kStageCube, false>(s, v, cube_b, cube_a, cube_c, times);
+    add_stage_time<kStageVec, true>(s, v, vec_b, 0, 0, times);
+    add_stage_time<kStageFix, true>(s, v, fix_b, 0, 0, times);
+    add_stage_time<kStageOut, false>(s, v, out_b, out_a, out_c, times);
+  };
+  if (serial) {
+    add_all(w_ideal);
+  } else {
+    add_all(1.0);
+    const double more = w_ideal - 1.0;
+    switch (bound_stage) {
+      case kStageIn: add_stage_time<kStageIn, false>(s, v, in_b, in_a, in_c, more); break;
+      case kStageMte1: add_stage_time<kStageMte1, true>(s, v, mte1_b, 0, 0, more); break;
+      case kStageCube: add_stage_time<kStageCube, false>(s, v, cube_b, cube_a, cube_c, more); break;
+      case kStageVec: add_stage_time<kStageVec, true>(s, v, vec_b, 0, 0, more); break;
+      case kStageFix: add_stage_time<kStageFix, true>(s, v, fix_b, 0, 0, more); break;
+      default: add_stage_time<kStageOut, false>(s, v, out_b, out_a, out_c, more); break;
+    }
+  }
+  // The last partial wave's idle time goes to the bound stage's category.
+  const BoundCategory tail_category = bound_stage == kStageMte1 || bound_stage == kStageCube ? kCatCube
+                                 : bound_stage == kStageVec                        ? vec_kind
+                                                                              : kCatMemory;
+  const double tail_us = (static_cast<double>(w) - w_ideal) * (serial ? sum_stages : max_stage);
+  s.category[tail_category] += tail_us;
+
+  // The chip's HBM bandwidth caps all cores together (shared with other streams by hbm_share).
+  // L2 read misses and all writes count against it; L2 hits are limited by the per-core rates
+  // above (the chip L2, several times HBM, is not modelled as a shared cap). Letting the
+  // write-back L2 absorb writes up to its capacity was tried against the CANN 8.3 profiles: it
+  // dragged the fitted HBM efficiency to an implausible 0.28 and tripled the held-out step-total
+  // error (docs/accuracy.md), so writes go to HBM.
+  const double share = std::clamp(ctx.hbm_share, 1e-6, 1.0);
+  const double hbm = hw.hbm_bytes_per_us() * share;
+  const double out_total =
+      (plan.out.padded_bytes + (plan.fixpipe_in_l2 ? 0.0 : plan.fixpipe_bytes)) *
+      static_cast<double>(tiles);
+  // Reads and writes share the bus; switching direction costs time, so a kernel that streams both
+  // ways moves less than one that only reads or only writes. The CANN 8.3 profile's rank 0
+  // shows it: 0.88 GB read alone (LpNormV2) at 0.68 TB/s, 1.5 GB written alone (ZerosLike) at
+  // 0.79 TB/s, 0.88 GB each way (Mul) at 0.66 TB/s, where the two alone would give 0.73.
+  const double t_chip = hw.hbm_bus_bytes(in_total * (1 - h_in), out_total) / hbm;
+  // Every byte read or written passes through the chip's L2, whose bandwidth all cores share: a
+  // kernel whose operands all hit L2 is still capped there (split-K GEMMs re-reading their
+  // operand chunks, copies of tensors just produced).
+  const double l2_total =
+      in_total + (plan.out.padded_bytes + fix_traffic) * static_cast<double>(tiles);
+  const double t_l2 = l2_total / (hw.l2_bytes_per_us() * share);
+  const double saturation = std::max(0.0, std::max(t_chip, t_l2) - t_core);
+  s.memory += saturation;
+  s.category[kCatMemory] += saturation;
+
+  // Every kernel starts by reading its tiling data and arguments from GM, so even one with no
+  // tensor input (Fill, ZerosLike) pays a first-read latency: the CANN 8.3 profile's Fill and
+  // ZerosLike of a few elements take 1.4-1.5 us, like the smallest kernels that do read.
+  // MTE2 and MTE3 are in-order queues, so each tensor stream's first transfer waits out its own
+  // latency: in the CANN 8.3 profile a one-block Add of two 128- or 1024-element tensors spends
+  // 0.54-0.60 us more on the core (aiv_time) than a Cast of one, whose pipes are as idle.
+  const double rs = std::max(1, plan.read_streams);
+  const double ws = std::max(1, plan.write_streams);
+  const bool writes = out_total > 0 || plan.fixpipe_bytes > 0;
+  // How much each further stream adds is the chip's and toolchain's: a whole latency where the
+  // streams wait in series (read_stream_share 1, CANN 8.3 on the 910B), a small share of it where
+  // a kernel issues every stream's first load back to back (TBE on the 910).
+  const double reads = 1 + hw.memory.read_stream_share * (rs - 1);
+  const double writes_n = 1 + hw.memory.write_stream_share * (ws - 1);
+  const double latency = (hw.memory.read_latency_cycles * reads +
+                          (writes ? hw.memory.write_latency_cycles * writes_n : 0.0)) / f;
+  s.memory += latency;
+  s.category[kCatMemory] += latency;
+
+  // The answer, built in locals and written once: OpCost's defaults stored first and then
+  // overwritten cost as much as the fields themselves.
+  const double head_us = (hw.overhead.launch_cycles + hw.overhead.per_block_cycles * b) / f;
+  const CriticalPath cp{head_us, s.compute, s.memory, s.alignment, s.conflict, tail_us, 0.0};
+  const double duration_us = cp.sum();
+
+  const double wd = static_cast<double>(w);
+  // each pipe's own busy time, also when stages run in series
+  double mte2_us = wd * mte2_busy_us;
+  double mte3_us = wd * tot[kStageOut];
+  if (plan.vector_dma_cycles > 0) {
+    // the vector core's serial transfers: reads and writes together (the plan does not split
+    // them), shown on MTE2 where the workspace loads dominate
+    mte2_us += wd * v.vdma_us;
+  }
+  if (saturation > 0 && mte2_us + mte3_us > 0) {
+    // starved DMA engines stay busy for the whole bandwidth-limited stretch
+    const double scale = (mte2_us + mte3_us + saturation) / (mte2_us + mte3_us);
+    mte2_us *= scale;
+    mte3_us *= scale;
+  }
+
+  // The bound: the largest category, the head against them; the first of equals.
+  Bound bound = Bound::kCube;
+  double best = s.category[kCatCube];
+  if (s.category[kCatVector] > best) {
+    best = s.category[kCatVector];
+    bound = Bound::kVector;
+  }
+  if (s.category[kCatScalar] > best) {
+    best = s.category[kCatScalar];
+    bound = Bound::kScalar;
+  }
+  if (s.category[kCatMemory] > best) {
+    best = s.category[kCatMemory];
+    bound = Bound::kMemory;
+  }
+  if (head_us > best) bound = Bound::kHead;
+
+  return OpCost{
+      .duration_us = duration_us,
+      .block_dim = b,
+      .bound = bound,
+      .core_time_us = b * duration_us,
+      .bytes_in = in_total,
+      .bytes_out = out_total,
+      .flops = plan.flops,
+      .cube_efficiency = plan.cube_efficiency,
+      .critical_path = cp,
+      .pipes = PipeTimes{.cube_us = wd * cube_busy_us,
+                         .vector_us = wd * v.vec_us,
+                         .scalar_us = wd * v.scal_us,
+                         .mte1_us = wd * tot[kStageMte1],
+                         .mte2_us = mte2_us,
+                         .mte3_us = mte3_us,
+                         .fixpipe_us = wd * fixpipe_busy_us},
+      .waves = static_cast<int>(std::min<std::int64_t>(w, 2'000'000'000)),
+      .tiles = tiles,
+      .warnings = plan.warnings,
+  };
+}
+
+}  // namespace npusim::cost
