@@ -4,11 +4,16 @@
 # build/release/app/npusim, else npusim on PATH; the profiles of notebooks 5 and 6 are
 # $NPUSIM_PROFILES, else ../shared/profiles (absent: those notebooks say so and skip).
 #
-# usage: notebooks_export/export.sh [OUTDIR]
+# usage: notebooks_export/export.sh [OUTDIR [NOTEBOOK.py...]]   (no NOTEBOOK: all of them)
 # Exit status: 0 all notebooks ran; 1 a notebook failed; 4 no Python with pandas and matplotlib.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 outdir="${1:-$here}"
+notebooks=("$here"/[0-9][0-9]_*.py)
+if [ $# -gt 1 ]; then  # named notebooks only (tests/notebooks_test.sh: one ctest entry each)
+  notebooks=()
+  for nb in "${@:2}"; do notebooks+=("$here/$(basename "$nb")"); done
+fi
 
 # Debian's python3 comes first: a pyenv or venv python3 earlier on PATH often lacks the Debian
 # packages python3-pandas and python3-matplotlib.
@@ -29,6 +34,6 @@ export MPLBACKEND=Agg
 export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the source tree
 start=$(date +%s)
 status=0
-"$python" "$here/nbexport.py" "$outdir" "$here"/[0-9][0-9]_*.py || status=$?
+"$python" "$here/nbexport.py" "$outdir" "${notebooks[@]}" || status=$?
 echo "export.sh: $(($(date +%s) - start)) s, output in $outdir" >&2
 exit "$status"
