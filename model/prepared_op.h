@@ -49,11 +49,11 @@ class AttrTable {
     if ((number_ok_ >> i) & 1u) return number_[i];
     return op.attr_number(attr_key(a), fallback);
   }
-  /// As op.attr_ints(key, out) (list attributes only).
   /// number(a, ...) returns without reading the op's text (absent, or parsed): it cannot throw.
   [[nodiscard]] bool number_ready(Attr a) const noexcept {
     return !has(a) || ((number_ok_ >> static_cast<int>(a)) & 1u);
   }
+  /// As op.attr_ints(key, out) (list attributes only).
   std::size_t ints(Attr a, std::array<std::int64_t, 8>& out) const noexcept {
     if (!has(a)) return 0;
     const std::size_t i = static_cast<std::size_t>(a) - kFirstListAttr;

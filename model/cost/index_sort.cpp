@@ -167,10 +167,12 @@ KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int 
   // pos_idx), a scatter reads each update row at its position: a row DMA of its own, at the
   // one-row rate like the rows it writes (llama's 4-KB rows: 59 us of MTE2 for 102 rows a core)
   std::size_t row_long_int = 0;
-  for (const auto& t : op.inputs) {
-    row_long_int += is_integer(t.dtype) && static_cast<double>(t.elements()) == rows ? 1 : 0;
+  if (op.type == "EmbeddingDenseGradV2") {  // the other scatters never read rows at positions
+    for (const auto& t : op.inputs) {
+      row_long_int += is_integer(t.dtype) && static_cast<double>(t.elements()) == rows ? 1 : 0;
+    }
   }
-  if (row_long_int >= 2 && op.type == "EmbeddingDenseGradV2") {
+  if (row_long_int >= 2) {
     Transfer rows_in = row_transfer(rows, row_bytes, nt, hw);
     rows_in.transfers = rows_in.ideal_transfers = std::max(1.0, rows / nt);
     merge(p.in, rows_in);
