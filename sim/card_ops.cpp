@@ -36,7 +36,14 @@ CardModel::CardModel(const Scenario& sc, const HwSpec& hw, const SimOptions& opt
   check_fits();
   if (sc.contention.host && hw.host.cores > 0) {
     host_ = std::make_unique<ServerPool>(sim_, hw.host.cores, this, kHostDone);
+    host_->route_to_owner();
   }
+  // The resources' completions come straight here (on_event() books them in the resource).
+  hbm_.route_to_owner();
+  l2_.route_to_owner();
+  aicpu_.route_to_owner();
+  pcie_.route_to_owner();
+  pcie_out_.route_to_owner();
   if (sc.contention.scheduler) sched_ns_ = us_to_ns(hw.overhead.scheduler_task_us);
   build_ops();
   total_requests_ = sc.workload.warmup_requests + sc.workload.requests;

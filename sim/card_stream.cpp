@@ -8,6 +8,8 @@
 
 namespace npusim::sim::card {
 
+// The resources route their completions here (route_to_owner()): each is booked in its
+// resource first, as the resource's own on_event() would, then handled.
 void CardModel::on_event(std::uint32_t kind, std::uint64_t payload) {
   switch (kind) {
     case kArrival:
@@ -17,6 +19,7 @@ void CardModel::on_event(std::uint32_t kind, std::uint64_t payload) {
       try_form();
       break;
     case kPcieDone:
+      pcie_.complete();
       batch_ready(static_cast<std::int64_t>(payload));
       break;
     case kLaunchDone:
@@ -29,10 +32,15 @@ void CardModel::on_event(std::uint32_t kind, std::uint64_t payload) {
       on_sync_done(static_cast<std::size_t>(payload));
       break;
     case kMemoryDone:
+      hbm_.complete(payload);
+      on_memory_done(static_cast<std::size_t>(payload));
+      break;
     case kL2Done:
+      l2_.complete(payload);
       on_memory_done(static_cast<std::size_t>(payload));
       break;
     case kHostDone:
+      host_->complete();
       on_host_done(payload);
       break;
     case kDispatched:
@@ -40,10 +48,14 @@ void CardModel::on_event(std::uint32_t kind, std::uint64_t payload) {
       pump_device(static_cast<std::size_t>(payload));
       break;
     case kComputeDone:
+      on_op_done(static_cast<std::size_t>(payload));
+      break;
     case kAicpuDone:
+      aicpu_.complete();
       on_op_done(static_cast<std::size_t>(payload));
       break;
     case kPcieOutDone:
+      pcie_out_.complete();
       on_output_copied(static_cast<std::size_t>(payload));
       break;
     default:

@@ -46,7 +46,7 @@ EventQueue::Taken EventQueue::take_heap_until(TimeNs until_ns) {
     free_slot(top.slot);
     --live_;
     if (heap_entries() > kSortedMax && heap_entries() > 4 * (live_ + 1)) compact();
-    return Taken{&slots_[top.slot].due, top.time_ns};
+    return Taken{&slots_[top.slot], top.time_ns};
   }
   return Taken{nullptr, 0};
 }

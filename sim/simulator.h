@@ -31,15 +31,18 @@ class Simulator {
 
   /// Schedules `target->on_event(kind, payload)` at absolute time `at_ns` (>= now()).
   /// Among events of the same time, lower `priority` runs first, then insertion order.
-  EventHandle schedule_at(TimeNs at_ns, EventTarget* target, std::uint32_t kind,
-                          std::uint64_t payload = 0, std::int32_t priority = 0) {
+  /// (Inlined into every caller, as EventQueue::push() is.)
+  [[gnu::always_inline]] EventHandle schedule_at(TimeNs at_ns, EventTarget* target,
+                                                 std::uint32_t kind, std::uint64_t payload = 0,
+                                                 std::int32_t priority = 0) {
     NPUSIM_CHECK(at_ns >= now_ns_);
     NPUSIM_CHECK(target != nullptr);
     return queue_.push(at_ns, priority, target, kind, payload);
   }
   /// Schedules after `delay_ns` (>= 0) from now().
-  EventHandle schedule_in(TimeNs delay_ns, EventTarget* target, std::uint32_t kind,
-                          std::uint64_t payload = 0, std::int32_t priority = 0) {
+  [[gnu::always_inline]] EventHandle schedule_in(TimeNs delay_ns, EventTarget* target,
+                                                 std::uint32_t kind, std::uint64_t payload = 0,
+                                                 std::int32_t priority = 0) {
     return schedule_at(now_ns_ + delay_ns, target, kind, payload, priority);
   }
   /// Cancels a pending event; false when it already ran or was cancelled.
