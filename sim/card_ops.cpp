@@ -45,6 +45,7 @@ CardModel::CardModel(const Scenario& sc, const HwSpec& hw, const SimOptions& opt
   pcie_.route_to_owner();
   pcie_out_.route_to_owner();
   if (sc.contention.scheduler) sched_ns_ = us_to_ns(hw.overhead.scheduler_task_us);
+  launch_depth_ = static_cast<std::uint32_t>(std::max(1, hw.host.launch_queue_depth));
   build_ops();
   total_requests_ = sc.workload.warmup_requests + sc.workload.requests;
   if (opt_.trace) {
