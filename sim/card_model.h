@@ -312,7 +312,7 @@ class CardModel final : public EventTarget {
     if (!measuring_) return;
     op_ns_[op] += ns;
     ++op_count_[op];
-    switch (anchoring_.source(op, gear_idx)) {
+    switch (op_source_[op * sc_.deployment.gears.size() + gear_idx]) {
       case TimeSource::kMeasured:
         ++result_.execution_sources.measured;
         break;
@@ -382,6 +382,7 @@ class CardModel final : public EventTarget {
   ServerPool pcie_;
   ServerPool pcie_out_;
   Anchoring anchoring_;  // which ops run measured, anchored or predicted
+  std::vector<TimeSource> op_source_;  // anchoring_.source() by op x gear, for account_op()
   std::deque<std::size_t> core_waiters_;
   std::deque<std::int64_t> ready_;
   std::vector<Request> requests_;

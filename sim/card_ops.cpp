@@ -180,6 +180,11 @@ void CardModel::build_ops() {
       throw InputError(gop.pos, e.detail());  // attr parse errors carry no position
     }
   }
+  const std::size_t gears = sc_.deployment.gears.size();
+  op_source_.resize(g.size() * gears);
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    for (std::size_t gi = 0; gi < gears; ++gi) op_source_[i * gears + gi] = anchoring_.source(i, gi);
+  }
 }
 
 const PreparedOp& CardModel::desc(std::size_t op, std::uint32_t gear_idx) {

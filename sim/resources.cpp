@@ -63,6 +63,7 @@ void FluidBandwidth::reshare() {
 // start() with other transfers moving: they are settled and all rates reshared.
 void FluidBandwidth::start_shared(double bytes, double cap_bytes_per_ns, std::uint64_t tag) {
   settle();
+  if (order_.empty()) order_.push_back(0);  // the lone transfer's order (start_alone())
   active_.push_back(Transfer{tag, bytes, cap_bytes_per_ns, 0.0, EventHandle{}});
   const std::size_t added = active_.size() - 1;
   // insertion into the short ordered list, from the back (no memmove call for a few entries)

@@ -176,7 +176,8 @@ class FluidBandwidth final : public EventTarget {
     const EventHandle done =
         sim_.schedule_in(static_cast<TimeNs>(ns), event_target_, event_kind_, tag);
     active_.push_back(Transfer{tag, bytes, cap_bytes_per_ns, rate, done});
-    order_.push_back(0);
+    // order_ is left alone: a lone transfer's order is {0}, written by start_shared() when a
+    // second one joins (order_ is kept only while two or more move).
   }
   void start_shared(double bytes, double cap_bytes_per_ns, std::uint64_t tag);
   /// complete() of the last transfer (the usual case), inline: settle() over one transfer and
@@ -194,7 +195,6 @@ class FluidBandwidth final : public EventTarget {
     settled_ns_ = now;
     bytes_moved_ += t.remaining_bytes;
     active_.clear();
-    order_.clear();
   }
   void complete_shared(std::uint64_t tag);
   /// Water-filling order: ascending cap, then tag.
@@ -207,7 +207,8 @@ class FluidBandwidth final : public EventTarget {
   EventTarget* event_target_ = this;  // where completion events go (route_to_owner())
   std::uint32_t event_kind_ = 0;
   std::vector<Transfer> active_;
-  std::vector<std::size_t> order_;  // indices of active_ in water-filling order
+  // indices of active_ in water-filling order, while two or more move (with one: empty or {0})
+  std::vector<std::size_t> order_;
   TimeNs settled_ns_ = 0;
   double bytes_moved_ = 0;
 };
