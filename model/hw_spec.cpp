@@ -466,6 +466,8 @@ const char* vector_class_name(VectorClass c) noexcept {
       return "sort";
     case VectorClass::kTranspose:
       return "transpose";
+    case VectorClass::kMaskSelect:
+      return "mask_select";
     case VectorClass::kCount:
       break;
   }

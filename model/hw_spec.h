@@ -29,6 +29,7 @@ enum class VectorClass : std::uint8_t {
   kGather,          ///< vgather
   kSort,            ///< vmrgsort4 / vbitsort, one merge pass
   kTranspose,       ///< vnchwconv (TransData, Transpose)
+  kMaskSelect,      ///< vsel by a packed bit mask (ReluGradV2): the mask register set per repeat
   kCount
 };
 inline constexpr std::size_t kVectorClassCount = static_cast<std::size_t>(VectorClass::kCount);

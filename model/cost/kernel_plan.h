@@ -75,6 +75,10 @@ struct KernelPlan {
   /// MTE3 store run one after another (TBE TransData and pooling kernels: their aiv_time is the
   /// sum of their pipes' busy times, not the largest).
   bool ub_single_buffer = false;
+  /// The kernel's tiler deals whole units (the images of an NC1HWC0 map) to the cores, so a core
+  /// runs ceil(units / block dim) units' worth of the tiles (model/cost/whole_units.cpp); 0: the
+  /// tiles spread evenly.
+  std::int64_t whole_units = 0;
   /// Totals for the OpCost.
   double flops = 0;
   double cube_efficiency = 1;
@@ -98,6 +102,11 @@ struct KernelPlan {
 /// more; else leaves them (model/cost/launch_waves.cpp).
 void block_waves(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,
                  std::int64_t tiles, std::int64_t& waves, double& waves_ideal) noexcept;
+
+/// Whole units per core: a plan with whole_units > 0 on `b` cores runs ceil(units / b) x tiles /
+/// units tiles a core. Raises `waves` / `waves_ideal` to that when it is more; else leaves them.
+void unit_waves(const KernelPlan& plan, int b, std::int64_t tiles, std::int64_t& waves,
+                double& waves_ideal) noexcept;
 
 /// Evaluates a plan: block dim, waves, pipeline, bandwidth cap, critical path, pipes, bound.
 [[nodiscard]] OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,

@@ -85,11 +85,17 @@ KernelPlan plan_pool(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
   if (area <= 0 && mask) area = static_cast<double>(mask->shape[2]);
   if (area <= 0) area = std::pow(std::max(1.0, std::round(h / std::max(1.0, ho))), 2.0);
   // Instructions per window position: max, or max + compare + select for the argmax mask, or an
-  // add for the average; the gradient selects by the mask and accumulates (two).
+  // add for the average; the gradient selects by the mask and accumulates (two). The gradient's
+  // select reads the argmax mask's bits: a vsel in bit mode, costed as mask_select (on the 910
+  // the mask register is set for every repeat; MaxPoolGradWithArgmax was 0.29-0.49 of measured
+  // on the Inception runs with a binary select).
   const double instructions = grad ? 2.0 : (mask ? 3.0 : 1.0);
   const double ds = std::max(1.0, dtype_bytes(pooled->dtype));
   const double row_bytes = row_elements * ds;
-  const double per_row = area * instructions * class_pass_cycles(VectorClass::kBinary, row_bytes, hw);
+  const double per_row =
+      grad && mask ? area * (class_pass_cycles(VectorClass::kMaskSelect, row_bytes, hw) +
+                             class_pass_cycles(VectorClass::kBinary, row_bytes, hw))
+                   : area * instructions * class_pass_cycles(VectorClass::kBinary, row_bytes, hw);
 
   // The argmax mask holds one bit per window position of each pooled element, whatever shape
   // and dtype a profile prints for it (CANN 8 writes the gradient's as a 6-D uint16 tensor

@@ -85,6 +85,16 @@ bool per_row_operand_on_nz(const OpDesc& op) noexcept {
   });
 }
 
+// The packed bit mask of an op that selects by one (ReluGradV2's uint8 [N,C1,H,W,C0/8]): one
+// byte per 8 elements of the output, read beside the data, not broadcast over it.
+bool packed_mask(const OpKindInfo& kind, const TensorDesc& t, double e) noexcept {
+  bool selects = false;
+  for (std::uint8_t i = 0; i < kind.pass_count; ++i) {
+    selects |= kind.passes[i] == VectorClass::kMaskSelect;
+  }
+  return selects && t.dtype == DType::kUInt8 && static_cast<double>(t.elements()) * 8 == e;
+}
+
 }  // namespace
 
 ElementwiseShape elementwise_shape(const OpDesc& op) noexcept {
@@ -125,10 +135,12 @@ ElementwiseShape elementwise_shape(const OpDesc& op) noexcept {
     for (const auto& t : op.outputs) out_bytes_all += t.bytes();
   }
   const double rows = e / last;
-  // A scalar operand rides along in a register (Adds/Muls forms): it is no broadcast.
+  // A scalar operand rides along in a register (Adds/Muls forms): it is no broadcast; nor is the
+  // packed bit mask of a mask select (one uint8 per 8 elements).
   bool broadcast = false;
   for (const auto& t : op.inputs) {
-    broadcast |= t.elements() > 1 && static_cast<double>(t.elements()) != e;
+    broadcast |= t.elements() > 1 && static_cast<double>(t.elements()) != e &&
+                 !packed_mask(kind, t, e);
   }
   double in_bytes = 0;
   for (const auto& t : op.inputs) in_bytes += t.bytes();
@@ -201,6 +213,10 @@ KernelPlan elementwise_plan(const OpDesc& op, const ElementwiseShape& s, const H
   }
   p.tiles = tiles;
   p.flops = e * kind.pass_count;
+  if (kind.whole_images && !op.outputs.empty() && op.outputs[0].format == Format::kNC1HWC0 &&
+      op.outputs[0].shape.size() == 5) {
+    p.whole_units = op.outputs[0].shape[0];
+  }
   return p;
 }
 

@@ -80,3 +80,35 @@ TEST_CASE("launch waves change nothing at or below the core count, for coarse pl
   cost::block_waves(cube_plan(192), hw, CoreBudget{}, 192, w, w_ideal);
   CHECK(w == 7);
 }
+
+TEST_CASE("whole units per core: a core runs ceil(units / block dim) units' worth of the tiles",
+          "[mechanism][whole_units]") {
+  const HwSpec hw = chip30();
+  // 30 tiles of 1 us of vector work, 32 images dealt whole to 30 cores: ceil(32 / 30) = 2
+  // images of 30 / 32 tiles each, 1.875 tiles a core (2 waves) against 1 spread evenly.
+  cost::KernelPlan p;
+  p.unit = Placement::kVector;
+  p.tiles = 30;
+  p.vector_cycles = 1000;
+  std::int64_t w = 1;
+  double w_ideal = 1;
+  p.whole_units = 32;
+  cost::unit_waves(p, 30, 30, w, w_ideal);
+  CHECK(w == 2);
+  CHECK(w_ideal == Approx(1.875));
+  // evaluate: a first tile, 0.875 more of the bound stage and the last wave's idle 0.125: 2 us
+  CHECK(cost::evaluate(p, hw, CoreBudget{0, 30}, {}).duration_us == Approx(2.0));
+  // 30 images on 30 cores, or no unit rule: one tile a core
+  p.whole_units = 30;
+  CHECK(cost::evaluate(p, hw, CoreBudget{0, 30}, {}).duration_us == Approx(1.0));
+  p.whole_units = 0;
+  CHECK(cost::evaluate(p, hw, CoreBudget{0, 30}, {}).duration_us == Approx(1.0));
+  // 16 images on 16 cores: one each, the even split already
+  p.whole_units = 16;
+  p.tiles = 16;
+  w = 1;
+  w_ideal = 1;
+  cost::unit_waves(p, 16, 16, w, w_ideal);
+  CHECK(w == 1);
+  CHECK(w_ideal == Approx(1.0));
+}

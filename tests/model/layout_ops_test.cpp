@@ -3,6 +3,8 @@
 // and GE fusions costed as the ops they fuse (model/op_table.cpp), on a toy chip (1 GHz).
 #include <catch2/catch.hpp>
 
+#include <string>
+
 #include "model/op_table.h"
 #include "model/predict.h"
 #include "tests/model/test_ops.h"
@@ -43,16 +45,63 @@ TEST_CASE("max pooling with argmax issues max, compare and select per window pos
 
 TEST_CASE("the max-pool gradient selects dy by the mask bit and accumulates per window position",
           "[mechanism][pool]") {
-  const HwSpec hw = layout_toy_vector();
+  HwSpec hw = layout_toy_vector();
+  hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kMaskSelect)] = 15;
   // (x, dy 1 x 1 x 2 x 2 x 16, mask as CANN 8 prints it: 6-D uint16 with kh*kw = 9 third):
-  // 2 dy rows x 9 positions x 2 instructions x 24 cycles = 864 cycles.
+  // 2 dy rows x 9 positions x (a bit-mask select, 15 + 22 cycles, and an add, 2 + 22 cycles)
+  // = 2 x 9 x 61 = 1098 cycles.
   const OpCost c = predict(npusim::test::op_io("MaxPoolGradWithArgmaxV1", "1,1,4,4,16;1,1,2,2,16;1,16,9,9,1,16",
                                 "FLOAT16;FLOAT16;UINT16", "NC1HWC0;NC1HWC0;NC1HWC0", "1,1,4,4,16",
                                 "FLOAT16", "NC1HWC0"),
                            hw, kLayoutOneVectorCore);
-  CHECK(c.pipes.vector_us == Approx(0.864));
+  CHECK(c.pipes.vector_us == Approx(1.098));
   // in: x 512 B, dy 128 B and the mask's 72 B of bits (not the 6-D shape's 41472 B)
   CHECK(c.bytes_in == Approx(512 + 128 + 72));
+}
+
+TEST_CASE("ReluGradV2 selects dy by its packed bit mask, one mask-select repeat per 128 fp16 "
+          "elements; the mask is read, not broadcast",
+          "[mechanism][mask_select]") {
+  HwSpec hw = layout_toy_vector();
+  hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kMaskSelect)] = 15;
+  // dy 1 x 1 x 8 x 8 x 16 fp16 (1024 elements, 2048 B: 8 repeats) and its mask 1 x 1 x 8 x 8 x 2
+  // uint8 (one bit per element, 128 B): 8 repeats x 15 cycles + 22 issue = 142 cycles. Read as
+  // a broadcast operand the mask would add a unary pass (8 x 1 + 22): 172.
+  const OpCost c = predict(npusim::test::op_io("ReluGradV2", "1,1,8,8,16;1,1,8,8,2", "FLOAT16;UINT8",
+                                "NC1HWC0;NC1HWC0", "1,1,8,8,16", "FLOAT16", "NC1HWC0"),
+                           hw, kLayoutOneVectorCore);
+  CHECK(c.pipes.vector_us == Approx(0.142));
+  CHECK(c.bytes_in == Approx(2048 + 128));
+  CHECK(c.bytes_out == Approx(2048));
+  // The fused form's epilogue costs the same class: FusionOp_Conv2DBackpropInput_ReluGradV2
+  const OpKindInfo& fused = lookup_op_kind("FusionOp_Conv2DBackpropInput_ReluGradV2");
+  REQUIRE(fused.epilogue_count == 1);
+  CHECK(fused.epilogue[0] == VectorClass::kMaskSelect);
+}
+
+TEST_CASE("ReluGradV2 deals whole images to the cores: 32 images on 30 cores take two image-times",
+          "[mechanism][whole_units]") {
+  HwSpec hw = layout_toy_vector();
+  hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kMaskSelect)] = 15;
+  auto relu_grad = [&](int n, int cores) {
+    const std::string x = std::to_string(n) + ",1,64,64,16";
+    return predict(npusim::test::op_io("ReluGradV2", x + ";" + std::to_string(n) + ",1,64,64,2",
+                                       "FLOAT16;UINT8", "NC1HWC0;NC1HWC0", x, "FLOAT16",
+                                       "NC1HWC0"),
+                   hw, CoreBudget{0, cores});
+  };
+  // One image (64 x 64 x 16 fp16 = 128 KB) a core at 16 on 16: 4 UB tiles of 32 KB (128
+  // repeats, 128 x 15 + 22 = 1942 cycles): 7.768 us of vector work a core; 30 on 30 the same.
+  const OpCost one = relu_grad(16, 16);
+  CHECK(one.block_dim == 16);
+  CHECK(one.pipes.vector_us == Approx(7.768));
+  CHECK(relu_grad(30, 30).pipes.vector_us == Approx(7.768));
+  // 32 images on 30 cores: 4 MB in 150 tiles of 27962 B (110 repeats, 1672 cycles). Spread
+  // evenly a core would run 5 of them (8.36 us); dealt as whole images two cores run two images,
+  // 2 x 150 / 32 = 9.375 tiles, 10 waves: 16.72 us, about twice one image's time.
+  const OpCost two = relu_grad(32, 30);
+  CHECK(two.block_dim == 30);
+  CHECK(two.pipes.vector_us == Approx(16.72));
 }
 
 TEST_CASE("TransData NCHW to NC1HWC0 reads whole C0 groups of channel planes, not 26-byte rows",
