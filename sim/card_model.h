@@ -237,7 +237,18 @@ class CardModel final : public EventTarget {
 
   void start_batch(std::size_t s, std::int64_t b);
 
-  void pump_host(std::size_t s);
+  // The pumps and checks below run several times per op and usually find nothing to do: that
+  // test is inline, the work out of line (so the early way out saves no registers).
+  void pump_host(std::size_t s) {
+    const Stream& st = streams_[s];
+    if (st.host_busy) return;
+    if (!st.sync_pending &&
+        (st.launched == order_.size() || st.barrier || st.launched - st.completed >= launch_depth_))
+      return;
+    host_next(s);
+  }
+  // pump_host() with the host thread free and work for it: the shape sync owed, or the next op.
+  [[gnu::noinline]] void host_next(std::size_t s);
 
   void run_on_host(std::size_t s, TimeNs ns, HostWork what);
 
@@ -249,11 +260,25 @@ class CardModel final : public EventTarget {
 
   void on_sync_done(std::size_t s);
 
-  void pump_device(std::size_t s);
+  void pump_device(std::size_t s) {
+    const Stream& st = streams_[s];
+    if (st.device_busy || st.waiting_cores || st.waiting_dispatch || st.completed == st.launched)
+      return;
+    device_next(s);
+  }
+  // pump_device() with the device queue free and a launched op waiting: dispatch and start it.
+  [[gnu::noinline]] void device_next(std::size_t s);
 
   bool try_start_on_cores(std::size_t s);
 
-  void on_memory_done(std::size_t s);
+  // One transfer of an op's memory phase ended; the phase ends with the last.
+  void on_memory_done(std::size_t s) {
+    Stream& st = streams_[s];
+    NPUSIM_CHECK(st.memory_parts > 0);
+    if (--st.memory_parts > 0) return;
+    memory_phase_done(s);
+  }
+  [[gnu::noinline]] void memory_phase_done(std::size_t s);
 
   void on_op_done(std::size_t s);
 
@@ -261,7 +286,14 @@ class CardModel final : public EventTarget {
 
   void on_output_copied(std::size_t s);
 
-  bool maybe_finish_batch(std::size_t s);
+  // Finishes the stream's batch when its last op and shape sync are done (then true).
+  bool maybe_finish_batch(std::size_t s) {
+    const Stream& st = streams_[s];
+    if (st.completed != order_.size() || st.sync_pending || st.host_busy) return false;
+    return finish_batch(s);
+  }
+  // maybe_finish_batch() once every op is done: the output copy, then the batch's requests.
+  [[gnu::noinline]] bool finish_batch(std::size_t s);
 
   void complete(std::uint32_t id);
 
@@ -280,7 +312,7 @@ class CardModel final : public EventTarget {
     if (!measuring_) return;
     op_ns_[op] += ns;
     ++op_count_[op];
-    switch (anchoring_.source(op, gear_idx)) {
+    switch (op_source_[op * sc_.deployment.gears.size() + gear_idx]) {
       case TimeSource::kMeasured:
         ++result_.execution_sources.measured;
         break;
@@ -342,6 +374,7 @@ class CardModel final : public EventTarget {
   FluidBandwidth hbm_;
   FluidBandwidth l2_;
   std::unique_ptr<ServerPool> host_;  // the shared host cores, when that contention is on
+  std::uint32_t launch_depth_ = 1;    // ops a stream's host may launch ahead of the device
   TimeNs sched_ns_ = 0;               // the task scheduler's time per kernel (0: no limit)
   TimeNs sched_free_ns_ = 0;          // when it is free for the next kernel
   double sched_busy_ns_ = 0;          // its busy time inside the measured window
@@ -349,6 +382,7 @@ class CardModel final : public EventTarget {
   ServerPool pcie_;
   ServerPool pcie_out_;
   Anchoring anchoring_;  // which ops run measured, anchored or predicted
+  std::vector<TimeSource> op_source_;  // anchoring_.source() by op x gear, for account_op()
   std::deque<std::size_t> core_waiters_;
   std::deque<std::int64_t> ready_;
   std::vector<Request> requests_;

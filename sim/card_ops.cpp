@@ -36,8 +36,16 @@ CardModel::CardModel(const Scenario& sc, const HwSpec& hw, const SimOptions& opt
   check_fits();
   if (sc.contention.host && hw.host.cores > 0) {
     host_ = std::make_unique<ServerPool>(sim_, hw.host.cores, this, kHostDone);
+    host_->route_to_owner();
   }
+  // The resources' completions come straight here (on_event() books them in the resource).
+  hbm_.route_to_owner();
+  l2_.route_to_owner();
+  aicpu_.route_to_owner();
+  pcie_.route_to_owner();
+  pcie_out_.route_to_owner();
   if (sc.contention.scheduler) sched_ns_ = us_to_ns(hw.overhead.scheduler_task_us);
+  launch_depth_ = static_cast<std::uint32_t>(std::max(1, hw.host.launch_queue_depth));
   build_ops();
   total_requests_ = sc.workload.warmup_requests + sc.workload.requests;
   if (opt_.trace) {
@@ -171,6 +179,11 @@ void CardModel::build_ops() {
       if (e.pos().line != 0) throw;
       throw InputError(gop.pos, e.detail());  // attr parse errors carry no position
     }
+  }
+  const std::size_t gears = sc_.deployment.gears.size();
+  op_source_.resize(g.size() * gears);
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    for (std::size_t gi = 0; gi < gears; ++gi) op_source_[i * gears + gi] = anchoring_.source(i, gi);
   }
 }
 

@@ -8,6 +8,8 @@
 
 namespace npusim::sim::card {
 
+// The resources route their completions here (route_to_owner()): each is booked in its
+// resource first, as the resource's own on_event() would, then handled.
 void CardModel::on_event(std::uint32_t kind, std::uint64_t payload) {
   switch (kind) {
     case kArrival:
@@ -17,6 +19,7 @@ void CardModel::on_event(std::uint32_t kind, std::uint64_t payload) {
       try_form();
       break;
     case kPcieDone:
+      pcie_.complete();
       batch_ready(static_cast<std::int64_t>(payload));
       break;
     case kLaunchDone:
@@ -29,10 +32,15 @@ void CardModel::on_event(std::uint32_t kind, std::uint64_t payload) {
       on_sync_done(static_cast<std::size_t>(payload));
       break;
     case kMemoryDone:
+      hbm_.complete(payload);
+      on_memory_done(static_cast<std::size_t>(payload));
+      break;
     case kL2Done:
+      l2_.complete(payload);
       on_memory_done(static_cast<std::size_t>(payload));
       break;
     case kHostDone:
+      host_->complete();
       on_host_done(payload);
       break;
     case kDispatched:
@@ -40,10 +48,14 @@ void CardModel::on_event(std::uint32_t kind, std::uint64_t payload) {
       pump_device(static_cast<std::size_t>(payload));
       break;
     case kComputeDone:
+      on_op_done(static_cast<std::size_t>(payload));
+      break;
     case kAicpuDone:
+      aicpu_.complete();
       on_op_done(static_cast<std::size_t>(payload));
       break;
     case kPcieOutDone:
+      pcie_out_.complete();
       on_output_copied(static_cast<std::size_t>(payload));
       break;
     default:
@@ -63,9 +75,8 @@ void CardModel::start_batch(std::size_t s, std::int64_t b) {
   pump_host(s);
 }
 
-void CardModel::pump_host(std::size_t s) {
+void CardModel::host_next(std::size_t s) {
   Stream& st = streams_[s];
-  if (st.host_busy) return;
   if (st.sync_pending) {
     // The shape round trip of a finished dynamic op: device -> host -> device.
     st.host_busy = true;
@@ -73,11 +84,6 @@ void CardModel::pump_host(std::size_t s) {
     run_on_host(s, us_to_ns(hw_.host.dynamic_shape_sync_us), kSync);
     return;
   }
-  const auto n = static_cast<std::uint32_t>(order_.size());
-  if (st.launched == n || st.barrier) return;
-  if (st.launched - st.completed >=
-      static_cast<std::uint32_t>(std::max(1, hw_.host.launch_queue_depth)))
-    return;
   const std::size_t op = order_[st.launched];
   const Batch& batch = batches_[static_cast<std::size_t>(st.batch)];
   if (ops_[op].unit == Unit::kHost) {
@@ -153,10 +159,8 @@ void CardModel::on_sync_done(std::size_t s) {
   if (!maybe_finish_batch(s)) pump_host(s);
 }
 
-void CardModel::pump_device(std::size_t s) {
+void CardModel::device_next(std::size_t s) {
   Stream& st = streams_[s];
-  if (st.device_busy || st.waiting_cores || st.waiting_dispatch || st.completed == st.launched)
-    return;
   if (sched_ns_ > 0 && !st.dispatched) {
     // The card's one task scheduler takes kernels first come, first served, each for
     // sched_ns_. Its work on a kernel is part of that kernel's head (the op model's launch
@@ -235,10 +239,8 @@ bool CardModel::try_start_on_cores(std::size_t s) {
   return true;
 }
 
-void CardModel::on_memory_done(std::size_t s) {
-  Stream& st = streams_[s];
-  NPUSIM_CHECK(st.memory_parts > 0);
-  if (--st.memory_parts > 0) return;
+void CardModel::memory_phase_done(std::size_t s) {
+  const Stream& st = streams_[s];
   sim_.schedule_in(st.running->compute_ns, this, kComputeDone, s, kPrioCompletion);
 }
 
@@ -289,9 +291,8 @@ void CardModel::on_output_copied(std::size_t s) {
   (void)maybe_finish_batch(s);
 }
 
-bool CardModel::maybe_finish_batch(std::size_t s) {
+bool CardModel::finish_batch(std::size_t s) {
   Stream& st = streams_[s];
-  if (st.completed != order_.size() || st.sync_pending || st.host_busy) return false;
   const std::int64_t b = st.batch;
   const Batch& batch = batches_[static_cast<std::size_t>(b)];
   const TimeNs now = sim_.now();

@@ -33,6 +33,62 @@ bool EventQueue::pop_heap_until(TimeNs until_ns, Event& out) {
   return false;
 }
 
+EventQueue::Taken EventQueue::take_heap_until(TimeNs until_ns) {
+  while (has_keys()) {
+    const Key top = front();
+    if (stale(top)) {
+      pop_front();
+      continue;
+    }
+    if (top.time_ns > until_ns) break;
+    pop_front();
+    free_slot(top.slot);
+    --live_;
+    if (heap_entries() > kSortedMax && heap_entries() > 4 * (live_ + 1)) compact();
+    return Taken{&slots_[top.slot], top.time_ns};
+  }
+  return Taken{nullptr, 0};
+}
+
+// insert() past its common case: an empty or longer run, no room before the head, or the heap.
+void EventQueue::insert_slow(const Key& k) {
+  if (sorted_) {
+    const std::size_t n = tail_ - head_;
+    if (n < kSortedMax) {
+      if (n == 0) {
+        head_ = tail_ = kBuffer / 2;
+        heap_[tail_++] = k;
+        return;
+      }
+      if (earlier(k, heap_[head_ + n / 2])) {
+        // into the front half: the earlier keys move down by one
+        if (head_ == 0) recentre();
+        std::size_t i = head_;
+        while (earlier(heap_[i], k)) {
+          heap_[i - 1] = heap_[i];
+          ++i;
+        }
+        heap_[i - 1] = k;
+        --head_;
+      } else {
+        // into the back half: the later keys move up by one
+        if (tail_ == kBuffer) recentre();
+        std::size_t i = tail_;
+        while (earlier(k, heap_[i - 1])) {
+          heap_[i] = heap_[i - 1];
+          --i;
+        }
+        heap_[i] = k;
+        ++tail_;
+      }
+      return;
+    }
+    to_heap();
+  }
+  heap_.push_back(k);
+  sift_up(heap_.size() - 1);
+}
+
 TimeNs EventQueue::next_time() {
   while (has_keys() && stale(front())) pop_front();
   return has_keys() ? front().time_ns : kTimeNever;

@@ -91,6 +91,26 @@ class EventQueue {
   /// Removes the earliest live event into `out` if it is due at or before `until_ns`; returns
   /// false when there is none (the simulator's loop: one call per event).
   bool pop_until(TimeNs until_ns, Event& out);
+  /// Where a pending event's handler and arguments are kept (seq and next_free are the
+  /// queue's own). The priority is not stored: it lies in the key's order bits. 32 bytes.
+  struct Slot {
+    std::uint64_t seq = 0;  ///< seq of the live event holding the slot, 0 = free
+    EventTarget* target = nullptr;
+    std::uint64_t payload = 0;
+    std::uint32_t kind = 0;
+    std::uint32_t next_free = 0;  ///< a free slot: the next free slot (kNoSlot: none)
+  };
+  /// What the simulator's loop needs of the event it runs (two registers).
+  struct Taken {
+    const Slot* slot;  ///< its handler and arguments (nullptr: no event due); valid until the
+                       ///< next push(), which may reuse the slot
+    TimeNs time_ns;
+  };
+  /// pop_until() for the simulator's loop: removes the earliest live event due at or before
+  /// `until_ns` and hands out only what the loop reads.
+  Taken take_until(TimeNs until_ns);
+  /// Events pushed so far (cancelled ones included).
+  [[nodiscard]] std::uint64_t pushed() const noexcept { return next_seq_ - 1; }
   /// Time of the earliest live event, or kTimeNever when empty (drops stale entries on the way).
   [[nodiscard]] TimeNs next_time();
   /// Live (not cancelled, not yet run) events.
@@ -111,13 +131,6 @@ class EventQueue {
     std::uint64_t order;
     std::uint32_t slot;
   };
-  struct Slot {
-    std::uint64_t seq = 0;  ///< seq of the live event holding the slot, 0 = free
-    EventTarget* target = nullptr;
-    std::uint64_t payload = 0;  ///< a free slot: the next free slot (kNoSlot: none)
-    std::uint32_t kind = 0;
-    std::int32_t priority = 0;
-  };
   static constexpr std::uint64_t kSeqMask = (std::uint64_t{1} << 48) - 1;
   // (time, order) as one 128-bit unsigned number (the sign bit of time flipped to keep its
   // order): the compare compiles to a subtract-with-borrow, no branch to mispredict.
@@ -137,14 +150,18 @@ class EventQueue {
   // to it below kSortedBack.
   static constexpr std::size_t kSortedMax = 64;
   static constexpr std::size_t kSortedBack = 16;
+  // Up to this many keys insert() scans from the head; past it, from the nearer end.
+  static constexpr std::size_t kScanMax = 8;
   static constexpr std::size_t kBuffer = 4 * kSortedMax;
   [[nodiscard]] bool has_keys() const noexcept { return sorted_ ? tail_ > head_ : !heap_.empty(); }
   [[nodiscard]] const Key& front() const noexcept { return heap_[head_]; }
   void insert(const Key& k);
+  void insert_slow(const Key& k);
   void free_slot(std::uint32_t slot) noexcept;
   /// The event a live key stands for, as pop_until hands it out.
   void read_event(const Key& k, Event& out) const noexcept;
   bool pop_heap_until(TimeNs until_ns, Event& out);
+  Taken take_heap_until(TimeNs until_ns);
   void pop_front();
   void recentre() noexcept;
   void to_heap();
@@ -162,27 +179,33 @@ class EventQueue {
   bool sorted_ = true;
   std::vector<Slot> slots_;
   static constexpr std::uint32_t kNoSlot = ~std::uint32_t{0};
-  std::uint32_t free_head_ = kNoSlot;  // the free slots, last freed first, linked by payload
+  std::uint32_t free_head_ = kNoSlot;  // the free slots, last freed first, linked by next_free
   std::uint64_t next_seq_ = 1;
   std::size_t live_ = 0;
 };
 
 // The per-event paths, inline: the simulator's loop runs them once per event.
 
-inline EventHandle EventQueue::push(TimeNs time_ns, std::int32_t priority, EventTarget* target,
-                                    std::uint32_t kind, std::uint64_t payload) {
+// Inlined into every caller (always): as a call it cost a prologue and epilogue saving six
+// registers, a sixth of its work; a handler's few pushes keep their values in its frame.
+[[gnu::always_inline]] inline EventHandle EventQueue::push(TimeNs time_ns, std::int32_t priority,
+                                                           EventTarget* target, std::uint32_t kind,
+                                                           std::uint64_t payload) {
   // priority in [-32768, 32767], one unsigned compare
   NPUSIM_CHECK(static_cast<std::uint32_t>(priority + 32768) <= 0xFFFFU && next_seq_ <= kSeqMask);
-  std::uint32_t slot;
-  if (free_head_ != kNoSlot) {
-    slot = free_head_;
-    free_head_ = static_cast<std::uint32_t>(slots_[slot].payload);
+  std::uint32_t slot = free_head_;
+  if (slot != kNoSlot) {
+    free_head_ = slots_[slot].next_free;
   } else {
     slot = static_cast<std::uint32_t>(slots_.size());
     slots_.emplace_back();
   }
   const std::uint64_t seq = next_seq_++;
-  slots_[slot] = Slot{seq, target, payload, kind, priority};
+  Slot& s = slots_[slot];
+  s.seq = seq;
+  s.target = target;
+  s.payload = payload;
+  s.kind = kind;
   const std::uint64_t order = (static_cast<std::uint64_t>(priority + 32768) << 48) | seq;
   insert(Key{time_ns, order, slot});
   ++live_;
@@ -200,42 +223,23 @@ inline bool EventQueue::cancel(EventHandle h) noexcept {
   return true;
 }
 
-inline void EventQueue::insert(const Key& k) {
-  if (sorted_) {
-    const std::size_t n = tail_ - head_;
-    if (n < kSortedMax) {
-      if (n == 0) {
-        head_ = tail_ = kBuffer / 2;
-        heap_[tail_++] = k;
-        return;
-      }
-      if (earlier(k, heap_[head_ + n / 2])) {
-        // into the front half: the earlier keys move down by one
-        if (head_ == 0) recentre();
-        std::size_t i = head_;
-        while (earlier(heap_[i], k)) {
-          heap_[i - 1] = heap_[i];
-          ++i;
-        }
-        heap_[i - 1] = k;
-        --head_;
-      } else {
-        // into the back half: the later keys move up by one
-        if (tail_ == kBuffer) recentre();
-        std::size_t i = tail_;
-        while (earlier(k, heap_[i - 1])) {
-          heap_[i] = heap_[i - 1];
-          --i;
-        }
-        heap_[i] = k;
-        ++tail_;
-      }
-      return;
+[[gnu::always_inline]] inline void EventQueue::insert(const Key& k) {
+  // The usual case: a short sorted run (a card's streams keep a handful of events pending) and
+  // a new key that lands next to the head (measured on the default scenario: 60 % at the
+  // second place, 94 % within the first four). Scanned from the head, the earlier keys move
+  // down by one; longer runs and the rare cases go to insert_slow().
+  const std::size_t n = tail_ - head_;
+  if (sorted_ && n - 1 < kScanMax && head_ > 0) {
+    std::size_t i = head_;
+    while (i < tail_ && earlier(heap_[i], k)) {
+      heap_[i - 1] = heap_[i];
+      ++i;
     }
-    to_heap();
+    heap_[i - 1] = k;
+    --head_;
+    return;
   }
-  heap_.push_back(k);
-  sift_up(heap_.size() - 1);
+  insert_slow(k);
 }
 
 inline void EventQueue::pop_front() {
@@ -250,14 +254,14 @@ inline void EventQueue::pop_front() {
 inline void EventQueue::free_slot(std::uint32_t slot) noexcept {
   Slot& s = slots_[slot];
   s.seq = 0;
-  s.payload = free_head_;
+  s.next_free = free_head_;
   free_head_ = slot;
 }
 
 inline void EventQueue::read_event(const Key& k, Event& out) const noexcept {
   const Slot& s = slots_[k.slot];
   out.time_ns = k.time_ns;
-  out.priority = s.priority;
+  out.priority = static_cast<std::int32_t>(k.order >> 48) - 32768;
   out.slot = k.slot;
   out.seq = s.seq;
   out.target = s.target;
@@ -282,6 +286,26 @@ inline bool EventQueue::pop_until(TimeNs until_ns, Event& out) {
     return true;
   }
   return false;
+}
+
+inline EventQueue::Taken EventQueue::take_until(TimeNs until_ns) {
+  if (!sorted_) return take_heap_until(until_ns);
+  while (head_ < tail_) {
+    const Key& top = heap_[head_];
+    Slot& s = slots_[top.slot];
+    if (s.seq != (top.order & kSeqMask)) {  // cancelled
+      ++head_;
+      continue;
+    }
+    if (top.time_ns > until_ns) break;
+    ++head_;
+    s.seq = 0;
+    s.next_free = free_head_;
+    free_head_ = top.slot;
+    --live_;
+    return Taken{&s, top.time_ns};
+  }
+  return Taken{nullptr, 0};
 }
 
 }  // namespace npusim::sim

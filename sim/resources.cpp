@@ -7,17 +7,6 @@
 
 namespace npusim::sim {
 
-namespace {
-
-// std::ceil for 0 <= x < 2^63, inline (without SSE4.1 the library's is a call through the PLT):
-// a double of 2^52 or more is already whole, and below that the truncation is exact.
-double ceil_nonneg(double x) noexcept {
-  const auto t = static_cast<double>(static_cast<std::int64_t>(x));
-  return t < x ? t + 1.0 : t;
-}
-
-}  // namespace
-
 CorePool::CorePool(int cores, int streams, int cap_per_stream)
     : total_(cores),
       free_(cores),
@@ -66,25 +55,15 @@ void FluidBandwidth::reshare() {
     if (changed) {
       sim_.cancel(t.done);
       const double ns = ceil_nonneg(t.remaining_bytes / rate);
-      t.done = sim_.schedule_in(static_cast<TimeNs>(ns), this, 0, t.tag);
+      t.done = sim_.schedule_in(static_cast<TimeNs>(ns), event_target_, event_kind_, t.tag);
     }
   }
 }
 
-void FluidBandwidth::start(double bytes, double cap_bytes_per_ns, std::uint64_t tag) {
-  NPUSIM_CHECK(bytes > 0 && cap_bytes_per_ns > 0);
-  if (active_.empty()) {
-    // Alone (the usual case): reshare() with one transfer, written out. Its share is the whole
-    // capacity, its rate min(cap, capacity), and its completion is scheduled.
-    settled_ns_ = sim_.now();
-    const double rate = std::min(cap_bytes_per_ns, capacity_);
-    const double ns = ceil_nonneg(bytes / rate);
-    const EventHandle done = sim_.schedule_in(static_cast<TimeNs>(ns), this, 0, tag);
-    active_.push_back(Transfer{tag, bytes, cap_bytes_per_ns, rate, done});
-    order_.push_back(0);
-    return;
-  }
+// start() with other transfers moving: they are settled and all rates reshared.
+void FluidBandwidth::start_shared(double bytes, double cap_bytes_per_ns, std::uint64_t tag) {
   settle();
+  if (order_.empty()) order_.push_back(0);  // the lone transfer's order (start_alone())
   active_.push_back(Transfer{tag, bytes, cap_bytes_per_ns, 0.0, EventHandle{}});
   const std::size_t added = active_.size() - 1;
   // insertion into the short ordered list, from the back (no memmove call for a few entries)
@@ -106,16 +85,13 @@ double FluidBandwidth::rate_of(std::uint64_t tag) const noexcept {
 }
 
 void FluidBandwidth::on_event(std::uint32_t, std::uint64_t payload) {
+  complete(payload);
+  owner_->on_event(done_kind_, payload);
+}
+
+// complete() with other transfers still moving.
+void FluidBandwidth::complete_shared(std::uint64_t payload) {
   settle();
-  if (active_.size() == 1) {
-    // The last transfer: nothing left to reshare.
-    NPUSIM_CHECK(active_[0].tag == payload);
-    bytes_moved_ += active_[0].remaining_bytes;
-    active_.clear();
-    order_.clear();
-    owner_->on_event(done_kind_, payload);
-    return;
-  }
   const auto it = std::find_if(active_.begin(), active_.end(),
                                [&](const Transfer& t) { return t.tag == payload; });
   NPUSIM_CHECK(it != active_.end());
@@ -133,7 +109,6 @@ void FluidBandwidth::on_event(std::uint32_t, std::uint64_t payload) {
   }
   order_.pop_back();
   if (!active_.empty()) reshare();
-  owner_->on_event(done_kind_, payload);
 }
 
 ServerPool::ServerPool(Simulator& sim, int servers, EventTarget* owner, std::uint32_t done_kind)
@@ -141,30 +116,15 @@ ServerPool::ServerPool(Simulator& sim, int servers, EventTarget* owner, std::uin
   NPUSIM_CHECK(servers >= 1 && owner != nullptr);
 }
 
-void ServerPool::begin(const Job& j) {
-  ++busy_;
-  busy_time_.add(sim_.now(), 1);
-  sim_.schedule_in(j.service_ns, this, 0, j.tag);
-}
-
-void ServerPool::submit(TimeNs service_ns, std::uint64_t tag) {
-  NPUSIM_CHECK(service_ns >= 0);
-  if (busy_ < servers_) {
-    begin(Job{service_ns, tag});
-  } else {
-    queue_.push_back(Job{service_ns, tag});
-  }
-}
-
 void ServerPool::on_event(std::uint32_t, std::uint64_t payload) {
-  --busy_;
-  busy_time_.add(sim_.now(), -1);
-  if (!queue_.empty()) {
-    const Job j = queue_.front();
-    queue_.pop_front();
-    begin(j);
-  }
+  complete();
   owner_->on_event(done_kind_, payload);
+}
+
+void ServerPool::begin_next() {
+  const Job j = queue_.front();
+  queue_.pop_front();
+  begin(j);
 }
 
 }  // namespace npusim::sim

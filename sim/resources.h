@@ -21,6 +21,13 @@
 
 namespace npusim::sim {
 
+/// std::ceil for 0 <= x < 2^63, inline (without SSE4.1 the library's is a call through the PLT):
+/// a double of 2^52 or more is already whole, and below that the truncation is exact.
+[[nodiscard]] inline double ceil_nonneg(double x) noexcept {
+  const auto t = static_cast<double>(static_cast<std::int64_t>(x));
+  return t < x ? t + 1.0 : t;
+}
+
 /// Integral over time of a piecewise-constant value, from a chosen start.
 class TimeWeighted {
  public:
@@ -115,7 +122,31 @@ class FluidBandwidth final : public EventTarget {
   FluidBandwidth(Simulator& sim, double capacity_bytes_per_ns, EventTarget* owner,
                  std::uint32_t done_kind);
   /// Starts moving `bytes` (> 0) at no more than `cap_bytes_per_ns` (> 0).
-  void start(double bytes, double cap_bytes_per_ns, std::uint64_t tag);
+  [[gnu::always_inline]] void start(double bytes, double cap_bytes_per_ns, std::uint64_t tag) {
+    NPUSIM_CHECK(bytes > 0 && cap_bytes_per_ns > 0);
+    if (active_.empty()) {
+      start_alone(bytes, cap_bytes_per_ns, tag);
+    } else {
+      start_shared(bytes, cap_bytes_per_ns, tag);
+    }
+  }
+  /// From now on the completion events go to the owner itself, as
+  /// `owner->on_event(done_kind, tag)` at the same time and order, and the owner calls
+  /// complete(tag) first, then handles the completion: one virtual call per completion instead
+  /// of two (the card model's hot loop).
+  void route_to_owner() noexcept {
+    event_target_ = owner_;
+    event_kind_ = done_kind_;
+  }
+  /// Books the end of transfer `tag` (settles, removes it, reshares the rest): what on_event()
+  /// does before calling the owner.
+  void complete(std::uint64_t tag) {
+    if (active_.size() == 1) {
+      complete_alone(tag);
+    } else {
+      complete_shared(tag);
+    }
+  }
   /// Transfers in flight.
   [[nodiscard]] std::size_t active() const noexcept { return active_.size(); }
   /// The current rate of the transfer with `tag` (bytes/ns), or 0 when none.
@@ -135,6 +166,37 @@ class FluidBandwidth final : public EventTarget {
   };
   void settle();
   void reshare();
+  /// start() with no other transfer moving (the usual case), inline: reshare() with one
+  /// transfer, written out. Its share is the whole capacity, its rate min(cap, capacity).
+  [[gnu::always_inline]] void start_alone(double bytes, double cap_bytes_per_ns,
+                                          std::uint64_t tag) {
+    settled_ns_ = sim_.now();
+    const double rate = std::min(cap_bytes_per_ns, capacity_);
+    const double ns = ceil_nonneg(bytes / rate);
+    const EventHandle done =
+        sim_.schedule_in(static_cast<TimeNs>(ns), event_target_, event_kind_, tag);
+    active_.push_back(Transfer{tag, bytes, cap_bytes_per_ns, rate, done});
+    // order_ is left alone: a lone transfer's order is {0}, written by start_shared() when a
+    // second one joins (order_ is kept only while two or more move).
+  }
+  void start_shared(double bytes, double cap_bytes_per_ns, std::uint64_t tag);
+  /// complete() of the last transfer (the usual case), inline: settle() over one transfer and
+  /// the residue counted as moved, the same operations in the same order.
+  void complete_alone(std::uint64_t tag) {
+    Transfer& t = active_[0];
+    NPUSIM_CHECK(t.tag == tag);
+    const TimeNs now = sim_.now();
+    const auto dt = static_cast<double>(now - settled_ns_);
+    if (dt > 0) {
+      const double moved = std::min(t.remaining_bytes, t.rate * dt);
+      t.remaining_bytes -= moved;
+      bytes_moved_ += moved;
+    }
+    settled_ns_ = now;
+    bytes_moved_ += t.remaining_bytes;
+    active_.clear();
+  }
+  void complete_shared(std::uint64_t tag);
   /// Water-filling order: ascending cap, then tag.
   [[nodiscard]] bool before(std::size_t a, std::size_t b) const noexcept;
 
@@ -142,8 +204,11 @@ class FluidBandwidth final : public EventTarget {
   double capacity_;
   EventTarget* owner_;
   std::uint32_t done_kind_;
+  EventTarget* event_target_ = this;  // where completion events go (route_to_owner())
+  std::uint32_t event_kind_ = 0;
   std::vector<Transfer> active_;
-  std::vector<std::size_t> order_;  // indices of active_ in water-filling order
+  // indices of active_ in water-filling order, while two or more move (with one: empty or {0})
+  std::vector<std::size_t> order_;
   TimeNs settled_ns_ = 0;
   double bytes_moved_ = 0;
 };
@@ -154,7 +219,27 @@ class ServerPool final : public EventTarget {
   /// On each completion, `owner->on_event(done_kind, tag)` is called synchronously.
   ServerPool(Simulator& sim, int servers, EventTarget* owner, std::uint32_t done_kind);
   /// Queues a job of `service_ns`; it starts when a server is free (FIFO).
-  void submit(TimeNs service_ns, std::uint64_t tag);
+  [[gnu::always_inline]] void submit(TimeNs service_ns, std::uint64_t tag) {
+    NPUSIM_CHECK(service_ns >= 0);
+    if (busy_ < servers_) {
+      begin(Job{service_ns, tag});
+    } else {
+      queue_.push_back(Job{service_ns, tag});
+    }
+  }
+  /// As FluidBandwidth::route_to_owner(): completions go to the owner as
+  /// `owner->on_event(done_kind, tag)`; it calls complete() first, then handles them.
+  void route_to_owner() noexcept {
+    event_target_ = owner_;
+    event_kind_ = done_kind_;
+  }
+  /// Books the end of a job (frees its server, starts the next queued one): what on_event() does
+  /// before calling the owner.
+  void complete() {
+    --busy_;
+    busy_time_.add(sim_.now(), -1);
+    if (!queue_.empty()) begin_next();
+  }
   /// Servers busy now.
   [[nodiscard]] int busy() const noexcept { return busy_; }
   /// Jobs waiting for a server.
@@ -169,13 +254,20 @@ class ServerPool final : public EventTarget {
     TimeNs service_ns;
     std::uint64_t tag;
   };
-  void begin(const Job& j);
+  [[gnu::always_inline]] void begin(const Job& j) {
+    ++busy_;
+    busy_time_.add(sim_.now(), 1);
+    sim_.schedule_in(j.service_ns, event_target_, event_kind_, j.tag);
+  }
+  void begin_next();
 
   Simulator& sim_;
   int servers_;
   int busy_ = 0;
   EventTarget* owner_;
   std::uint32_t done_kind_;
+  EventTarget* event_target_ = this;  // where completion events go (route_to_owner())
+  std::uint32_t event_kind_ = 0;
   std::deque<Job> queue_;
   TimeWeighted busy_time_;
 };

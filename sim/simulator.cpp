@@ -8,19 +8,19 @@ namespace npusim::sim {
 
 std::uint64_t Simulator::run(TimeNs until_ns) {
   stop_ = false;
-  std::uint64_t processed = 0;
-  Event e;
+  const std::uint64_t before = events_processed_;
   while (!stop_) {
-    if (!queue_.pop_until(until_ns, e)) break;
+    const EventQueue::Taken next = queue_.take_until(until_ns);
+    if (next.slot == nullptr) break;
     // The loop refuses time going backwards: with schedule_at() checking, this can only fire on
     // a kernel bug, and it must not pass silently.
-    NPUSIM_CHECK(e.time_ns >= now_ns_);
-    now_ns_ = e.time_ns;
-    ++processed;
-    ++stats_.events_processed;
-    e.target->on_event(e.kind, e.payload);
+    NPUSIM_CHECK(next.time_ns >= now_ns_);
+    now_ns_ = next.time_ns;
+    ++events_processed_;
+    // (the arguments are read before the handler runs: its first push() may reuse the slot)
+    next.slot->target->on_event(next.slot->kind, next.slot->payload);
   }
-  return processed;
+  return events_processed_ - before;
 }
 
 double Simulator::exponential(double mean) noexcept {

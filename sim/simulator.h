@@ -16,7 +16,6 @@ struct KernelStats {
   std::uint64_t events_scheduled = 0;
   std::uint64_t events_processed = 0;
   std::uint64_t events_cancelled = 0;
-  std::size_t max_pending = 0;  ///< largest number of live events seen at once
 };
 
 /// Clock + queue + RNG. Events scheduled in the past are refused (InternalError).
@@ -32,24 +31,24 @@ class Simulator {
 
   /// Schedules `target->on_event(kind, payload)` at absolute time `at_ns` (>= now()).
   /// Among events of the same time, lower `priority` runs first, then insertion order.
-  EventHandle schedule_at(TimeNs at_ns, EventTarget* target, std::uint32_t kind,
-                          std::uint64_t payload = 0, std::int32_t priority = 0) {
+  /// (Inlined into every caller, as EventQueue::push() is.)
+  [[gnu::always_inline]] EventHandle schedule_at(TimeNs at_ns, EventTarget* target,
+                                                 std::uint32_t kind, std::uint64_t payload = 0,
+                                                 std::int32_t priority = 0) {
     NPUSIM_CHECK(at_ns >= now_ns_);
     NPUSIM_CHECK(target != nullptr);
-    ++stats_.events_scheduled;
-    const EventHandle h = queue_.push(at_ns, priority, target, kind, payload);
-    if (queue_.size() > stats_.max_pending) stats_.max_pending = queue_.size();
-    return h;
+    return queue_.push(at_ns, priority, target, kind, payload);
   }
   /// Schedules after `delay_ns` (>= 0) from now().
-  EventHandle schedule_in(TimeNs delay_ns, EventTarget* target, std::uint32_t kind,
-                          std::uint64_t payload = 0, std::int32_t priority = 0) {
+  [[gnu::always_inline]] EventHandle schedule_in(TimeNs delay_ns, EventTarget* target,
+                                                 std::uint32_t kind, std::uint64_t payload = 0,
+                                                 std::int32_t priority = 0) {
     return schedule_at(now_ns_ + delay_ns, target, kind, payload, priority);
   }
   /// Cancels a pending event; false when it already ran or was cancelled.
   bool cancel(EventHandle h) noexcept {
     const bool was_pending = queue_.cancel(h);
-    if (was_pending) ++stats_.events_cancelled;
+    if (was_pending) ++events_cancelled_;
     return was_pending;
   }
   /// True while `h` is scheduled and not yet run or cancelled.
@@ -73,7 +72,9 @@ class Simulator {
   [[nodiscard]] double exponential(double mean) noexcept;
 
   /// The kernel's counters.
-  [[nodiscard]] const KernelStats& stats() const noexcept { return stats_; }
+  [[nodiscard]] KernelStats stats() const noexcept {
+    return KernelStats{queue_.pushed(), events_processed_, events_cancelled_};
+  }
   /// Live events waiting in the queue.
   [[nodiscard]] std::size_t pending_events() const noexcept { return queue_.size(); }
 
@@ -82,7 +83,8 @@ class Simulator {
   bool stop_ = false;
   EventQueue queue_;
   std::mt19937_64 rng_;
-  KernelStats stats_;
+  std::uint64_t events_processed_ = 0;
+  std::uint64_t events_cancelled_ = 0;
 };
 
 }  // namespace npusim::sim
