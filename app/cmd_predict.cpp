@@ -187,6 +187,14 @@ void infer_outputs(OpText& t, const SourcePos& pos) {
   if (dtypes.size() == 1 && shapes.size() > 1) dtypes.assign(shapes.size(), dtypes.front());
   const auto inferred = infer_output_templates(t, shapes, dtypes, pos);
   if (!inferred) return;  // no rule: the cost model derives what it needs, or says it could not
+  for (const std::string& s : inferred->shapes) {
+    if (mentions_batch(s)) {  // the inputs are concrete, so an attribute brought B in
+      throw InputError(pos, fmt::format("{}: an attribute mentions the batch B (output '{}'); "
+                                        "predict takes concrete values: write the batch size "
+                                        "in its place",
+                                        t.type, s));
+    }
+  }
   t.output_shapes = fmt::format("{}", fmt::join(inferred->shapes, ";"));
   if (t.output_dtypes.empty()) t.output_dtypes = fmt::format("{}", fmt::join(inferred->dtypes, ";"));
   if (!inferred->exact) {

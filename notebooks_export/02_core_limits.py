@@ -16,6 +16,7 @@
 # reaches 24.
 
 # %%
+import re
 import tomllib
 from concurrent.futures import ThreadPoolExecutor
 
@@ -64,6 +65,8 @@ def predict_args(op, cube):
             args += [flag, dims(op[key]) if key == "output_shapes" else op[key]]
     for key, value in op.get("attrs", {}).items():
         value = str(value).lower() if isinstance(value, bool) else value
+        if isinstance(value, str) and re.fullmatch(r"(B|\d+|B\*\d+|\d+\*B)(,(B|\d+|B\*\d+|\d+\*B))*", value):
+            value = dims(value)  # a dimension list such as a Tile's multiples "B,1,1,1"
         args += ["--attr", f"{key}={value}"]
     return args
 

@@ -96,6 +96,12 @@ TEST_CASE("predict infers outputs by the graph shape rules and refuses attribute
                    "--attr multiples=1000000000,1000000000");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("element count overflows 64 bits") != std::string::npos);
+  // A graph's batch template in an attribute: predict takes concrete values.
+  r = run_cli("predict --op TileD --shapes 1,8,32,300 --dtypes FLOAT16 --attr multiples=B,1,1,1");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "<command line>: error: TileD: an attribute mentions the batch B (output "
+                 "'B,8,32,300'); predict takes concrete values: write the batch size in its "
+                 "place\n");
   // A data-dependent output is inferred as its upper bound, and says so.
   r = run_cli("predict --op NonZero --shapes 1000 --dtypes FLOAT16");
   CHECK(r.exit_code == 0);
