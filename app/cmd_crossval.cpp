@@ -321,7 +321,7 @@ void register_crossval(CLI::App& app) {
       ->check(CLI::Range(1, 12))
       ->capture_default_str();
   sub->add_option("--ridge-alpha", a->ridge_alpha, "penalty of the ridge correction")
-      ->check(CLI::NonNegativeNumber)
+      ->check(finite_range(0.0, 1e12), "FLOAT in [0, 1e12]")
       ->capture_default_str();
   sub->add_flag("--json", a->json, "per-run figures, over-run median and worst, shape split");
   sub->add_option("--rows", a->rows,

@@ -1,5 +1,6 @@
 // npusim predict: one op, its time and the reasons.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -12,8 +13,10 @@
 #include "model/calibration.h"
 #include "model/correction.h"
 #include "model/error.h"
+#include "model/graph.h"
 #include "model/op_table.h"
 #include "model/predict.h"
+#include "model/shape_infer.h"
 
 namespace npusim::app {
 
@@ -174,6 +177,25 @@ std::string text_report(const OpCost& c, const OpDesc& op, const HwSpec& hw,
   return s;
 }
 
+// Outputs not given come from the shape rules graphs use (model/shape_infer.h), which also
+// refuse attributes that contradict the inputs (a perm naming an axis twice, a zero stride, a
+// window larger than its map, an output past 64 bits) with an error instead of a number.
+void infer_outputs(OpText& t, const SourcePos& pos) {
+  if (!t.output_shapes.empty()) return;
+  const std::vector<std::string> shapes = split_shape_list(t.input_shapes);
+  std::vector<std::string> dtypes = split_shape_list(t.input_dtypes);
+  if (dtypes.size() == 1 && shapes.size() > 1) dtypes.assign(shapes.size(), dtypes.front());
+  const auto inferred = infer_output_templates(t, shapes, dtypes, pos);
+  if (!inferred) return;  // no rule: the cost model derives what it needs, or says it could not
+  t.output_shapes = fmt::format("{}", fmt::join(inferred->shapes, ";"));
+  if (t.output_dtypes.empty()) t.output_dtypes = fmt::format("{}", fmt::join(inferred->dtypes, ";"));
+  if (!inferred->exact) {
+    warn(fmt::format("{}: outputs inferred as an upper bound ({}); give --output-shapes for an "
+                     "exact answer",
+                     t.type, inferred->note.empty() ? "data-dependent size" : inferred->note));
+  }
+}
+
 void run_predict(const PredictArgs& a) {
   const SourcePos pos{"<command line>", 0, 0};
   OpText t;
@@ -193,6 +215,7 @@ void run_predict(const PredictArgs& a) {
     }
     t.attrs.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
   }
+  infer_outputs(t, pos);
   const OpDesc op = make_op(t, pos);
   if (op.inputs.empty()) throw InputError(pos, "--shapes: at least one input shape is required");
   const HwSpec hw = load_hw(a.hw, a.overlays);
@@ -267,7 +290,9 @@ void register_predict(CLI::App& app) {
   sub->add_option("--dtypes", a->dtypes, "input dtypes: \"INT64;INT64\" (one for all is fine)")
       ->required();
   sub->add_option("--formats", a->formats, "input formats: \"ND;FRACTAL_NZ\" (default ND)");
-  sub->add_option("--output-shapes", a->output_shapes, "output shapes (default: inferred)");
+  sub->add_option("--output-shapes", a->output_shapes,
+                  "output shapes (default: inferred by the graph shape rules, which also check the "
+                  "attributes against the inputs)");
   sub->add_option("--output-dtypes", a->output_dtypes, "output dtypes (default: inferred)");
   sub->add_option("--output-formats", a->output_formats, "output formats");
   sub->add_option("--placement", a->placement, "cube | vector | mix | aicpu | host (default: the op's)");
@@ -276,7 +301,7 @@ void register_predict(CLI::App& app) {
   sub->add_option("--cube-cores", a->cube_cores, "cube core limit (default: all)");
   sub->add_option("--vector-cores", a->vector_cores, "vector core limit (default: all)");
   sub->add_option("--l2-hit-ratio", a->l2_hit_ratio, "fraction of reads that hit L2 (default: the spec's)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(finite_range(0.0, 1.0), "FLOAT in [0, 1]");
   sub->add_option("--correction", a->correction,
                   "learned correction file (npusim calibrate --correction-out): prints its factor "
                   "and the corrected time, or why the op lies outside its training");

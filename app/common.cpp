@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -89,6 +91,18 @@ fs::path resolve_scenario(const std::string& given) {
     }
   }
   throw InputError({given, 0, 0}, "no such scenario file (nor a bundled scenario of that name)");
+}
+
+std::function<std::string(const std::string&)> finite_range(double lo, double hi) {
+  return [lo, hi](const std::string& text) -> std::string {
+    double v = 0;
+    const char* end = text.data() + text.size();
+    const auto [p, ec] = std::from_chars(text.data(), end, v);
+    if (ec != std::errc() || p != end || !std::isfinite(v) || v < lo || v > hi) {
+      return fmt::format("'{}': expected a finite number in [{}, {}]", text, lo, hi);
+    }
+    return {};
+  };
 }
 
 void warn(const std::string& what) { std::cerr << "warning: " << what << '\n'; }

@@ -3,6 +3,7 @@
 // writing output files atomically, printing warnings.
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,11 @@ void write_output_file(const std::filesystem::path& path, const std::string& con
 /// Reads a learned correction written by `npusim calibrate --correction-out` (InputError when
 /// missing or malformed).
 [[nodiscard]] Correction load_correction(const std::string& path);
+
+/// A check for a floating-point option (`->check(finite_range(0, 1), "FLOAT in [0, 1]")`):
+/// refuses what does not parse, NaN, infinities and values outside [lo, hi] (CLI11's Range lets
+/// NaN through: every comparison with it is false).
+[[nodiscard]] std::function<std::string(const std::string&)> finite_range(double lo, double hi);
 
 /// Prints `warning: what` to stderr.
 void warn(const std::string& what);

@@ -97,6 +97,10 @@ Result rowwise(const Ctx& c) {
                  "InstanceNorm", "AddLayerNorm"})) {
     return Out{{x}, {c.dt[0]}, true, "first output only; declare the others"};
   }
+  // Softmax and its kin keep the shape; the axes they work along must exist.
+  if (const auto axes = c.ints({"axes", "axis", "dim"})) {
+    for (const std::int64_t a : *axes) (void)c.axis(a, x.size(), "axis");
+  }
   return one(x, c.dt[0]);
 }
 
@@ -161,6 +165,9 @@ std::array<std::int64_t, 2> spatial(const Ctx& c, std::initializer_list<std::str
 std::array<std::int64_t, 2> pad_sums(const Ctx& c) {
   const auto v = c.ints({"pads"});
   if (!v || v->empty()) return {0, 0};
+  for (const std::int64_t p : *v) {
+    if (p < 0) c.fail(fmt::format("attribute pads: {} is negative", p));
+  }
   if (v->size() == 4) return {(*v)[0] + (*v)[1], (*v)[2] + (*v)[3]};
   if (v->size() == 2) return {2 * (*v)[0], 2 * (*v)[1]};
   c.fail("attribute pads: expected 4 values (top, bottom, left, right)");

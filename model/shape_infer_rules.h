@@ -80,6 +80,7 @@ struct Ctx {
   const SourcePos& pos;
 
   [[noreturn]] void fail(const std::string& what) const {
+    if (op.name.empty()) throw InputError(pos, fmt::format("{}: {}", op.type, what));  // predict
     throw InputError(pos, fmt::format("graph op '{}' ({}): {}", op.name, op.type, what));
   }
   [[nodiscard]] std::optional<std::string> attr(std::initializer_list<std::string_view> keys) const {

@@ -88,7 +88,8 @@ class Search {
     // Shrunk by a part in 1e9 so that neighbours are within the tolerance after rounding.
     ln_g_ = -std::log1p(-tolerance) * (1 - 1e-9);
     const double start = sc_.workload.rate_qps;
-    const double floor_qps = tolerance * start;
+    const double floor_qps = std::max(
+        tolerance * start, min_rate_qps(sc_.workload.warmup_requests + sc_.workload.requests));
     const double ceiling_qps = std::ldexp(start, kMaxRateDoublings);
     anchor_ = std::isfinite(probe.estimate_qps) ? probe.estimate_qps : start;
     anchor_ = std::clamp(anchor_, floor_qps, ceiling_qps);
@@ -450,7 +451,9 @@ MaxQps find_max_qps_bisection(Scenario sc, const HwSpec& hw, double tolerance,
   }
   // While nothing has met the target, stop once the rate is a `tolerance` share of the start:
   // the target is then below what this configuration reaches even almost idle.
-  while (lo > 0 ? hi - lo > tolerance * hi : hi > tolerance * start) {
+  const double floor_qps =
+      std::max(tolerance * start, min_rate_qps(sc.workload.warmup_requests + sc.workload.requests));
+  while (lo > 0 ? hi - lo > tolerance * hi : hi > floor_qps) {
     const double mid = (lo + hi) / 2;
     SimResult r = run_at(mid);
     if (r.latency.p99_ms <= target) {

@@ -10,8 +10,7 @@
 namespace npusim::sim {
 
 TimeNs us_to_ns(double us) {
-  // 9.2e12 µs is about 106 days of simulated time: far beyond any run, and still exact in int64.
-  NPUSIM_CHECK(std::isfinite(us) && us >= 0 && us < 9.2e12);
+  NPUSIM_CHECK(std::isfinite(us) && us >= 0 && us < kMaxTimeUs);
   return static_cast<TimeNs>(std::llround(us * 1e3));
 }
 

@@ -17,6 +17,11 @@ using TimeNs = std::int64_t;
 /// The largest representable simulated time ("never").
 inline constexpr TimeNs kTimeNever = std::numeric_limits<TimeNs>::max();
 
+/// The longest simulated span, in microseconds (about 106 days): well within int64 nanoseconds
+/// and still exact. Inputs that could reach it (arrival rates, trace times) are refused when the
+/// scenario is read (sim/scenario.h, min_rate_qps).
+inline constexpr double kMaxTimeUs = 9.2e12;
+
 /// Converts model microseconds to simulator nanoseconds, rounding to the nearest nanosecond.
 /// The one place where the model's unit meets the simulator's. Throws InternalError on a
 /// negative, NaN or out-of-range value (a bug upstream, not user input: inputs are validated).

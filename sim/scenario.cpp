@@ -204,6 +204,13 @@ std::vector<TraceArrival> read_trace_file(const fs::path& file) {
           fmt::format("arrival time {} is before the previous line's {}", t_us, last_us));
     }
     last_us = t_us;
+    // The run goes on after the last arrival; half the clock leaves it all the room it needs.
+    if (t_us >= kMaxTimeUs / 2) {
+      throw InputError({file.string(), line_no, 1},
+                       fmt::format("arrival time {} us is past the simulator's horizon of {} us "
+                                   "(about 53 days)",
+                                   t_us, kMaxTimeUs / 2));
+    }
     TraceArrival a;
     a.arrival_ns = us_to_ns(t_us);
     if (comma != std::string_view::npos) {
@@ -379,6 +386,19 @@ Scenario read_scenario(const TomlFile& doc, const fs::path& file,
     } else {
       wl.requests = w.integer("requests", 1, 100'000'000);
     }
+    if (wl.arrival == ArrivalKind::kPoisson) {
+      const double least = min_rate_qps(wl.warmup_requests + wl.requests);
+      if (wl.rate_qps < least) {
+        w.fail("rate_qps",
+               fmt::format("{} QPS spreads warmup_requests + requests = {} arrivals over about "
+                           "{:.3g} days of simulated time, beyond the {:.3g} days a run may span; "
+                           "the least rate for them is {:.3g} QPS",
+                           wl.rate_qps, wl.warmup_requests + wl.requests,
+                           static_cast<double>(wl.warmup_requests + wl.requests) / wl.rate_qps /
+                               86400,
+                           kMaxTimeUs / 10 / 1e6 / 86400, least));
+      }
+    }
     const bool trace_has_sizes =
         wl.arrival == ArrivalKind::kTrace &&
         std::all_of(wl.trace.begin(), wl.trace.end(),
@@ -516,6 +536,11 @@ std::shared_ptr<const HwSpec> load_measured_hw(const Scenario& sc, const HwSpec&
   } catch (const InputError& e) {
     throw InputError(m->pos, "[graph.measured].hw: " + e.detail());
   }
+}
+
+double min_rate_qps(std::int64_t arrivals) {
+  const double span_s = kMaxTimeUs / 10 / 1e6;
+  return static_cast<double>(std::max<std::int64_t>(arrivals, 50)) / span_s;
 }
 
 Scenario load_scenario(const fs::path& file, const std::vector<std::string>& sets) {

@@ -126,6 +126,12 @@ struct Scenario {
 /// the batching window, a target), and setting one of `gears` / `max_gear` drops the other from
 /// the file. Throws InputError: file:line:col for defects in the file, "<command line>" for a
 /// malformed or unknown override (naming the accepted keys) or an override of the wrong type.
+/// The lowest Poisson rate whose run of `arrivals` requests stays far inside the simulator's
+/// clock (kMaxTimeUs): their expected span is at most a tenth of it, counted as at least 50
+/// arrivals, so that no interarrival draw can reach it in practice. Scenarios below it are
+/// refused; the capacity search does not go below it.
+[[nodiscard]] double min_rate_qps(std::int64_t arrivals);
+
 [[nodiscard]] Scenario load_scenario(const std::filesystem::path& file,
                                      const std::vector<std::string>& sets = {});
 

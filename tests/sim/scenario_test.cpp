@@ -1,10 +1,12 @@
 #include "sim/scenario.h"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <filesystem>
 #include <string>
 
 #include "model/error.h"
+#include "sim/card_sim.h"
 #include "sim_test_util.h"
 
 using npusim::InputError;
@@ -365,6 +367,37 @@ TEST_CASE("bad lines in size and trace files are reported at their line", "[scen
   const auto t = npusim::test::write_temp("uses_bad_trace.toml", trace);
   CHECK_THAT(error_of(t), Catch::Contains("bad_trace.csv:2:1") &&
                               Catch::Contains("arrival time 'soon': expected microseconds >= 0"));
+}
+
+TEST_CASE("a rate or a trace time beyond the simulator's clock is an error at its key",
+          "[scenario]") {
+  // 100 requests at 1e-9 QPS would span 3 million years; the event queue's clock holds 106 days.
+  std::string slow = kBase;
+  slow.replace(slow.find("rate_qps = 1000"), 15, "rate_qps = 1e-9");
+  const auto p = npusim::test::write_temp("slow_rate.toml", slow);
+  CHECK_THAT(error_of(p), Catch::Contains("slow_rate.toml:21:12") &&
+                              Catch::Contains("[workload].rate_qps: 1e-09 QPS spreads") &&
+                              Catch::Contains("the least rate for them is"));
+  // The same from --set names the option.
+  CHECK_THAT(error_of(npusim::test::write_temp("base.toml", kBase), {"workload.rate_qps=1e-9"}),
+             Catch::Contains("workload.rate_qps=1e-9") && Catch::Contains("1e-09 QPS spreads"));
+  // The least rate itself loads and runs to the end (a tenth of the clock, 50 arrivals at least).
+  const double least = npusim::sim::min_rate_qps(100);
+  CHECK(least == Approx(100.0 / 9.2e5));
+  CHECK(npusim::sim::min_rate_qps(1) == Approx(50.0 / 9.2e5));
+  CHECK(npusim::sim::min_rate_qps(1'000'000) == Approx(1e6 / 9.2e5));
+  const Scenario s = load_scenario(npusim::test::write_temp("base.toml", kBase),
+                                   {fmt::format("workload.rate_qps={}", least * 1.0001)});
+  const npusim::sim::SimResult r = npusim::sim::simulate(s, npusim::test::chip(s.info.hw));
+  CHECK(r.requests == 100);
+  // A trace arrival past half the clock (the run goes on after it).
+  npusim::test::write_temp("late_trace.csv", "0,1\n5e12,2\n");
+  std::string trace = kBase;
+  trace.replace(trace.find("arrival = \"poisson\"\nrate_qps = 1000\nrequests = 100"), 50,
+                "arrival = \"trace\"\ntrace_file = \"late_trace.csv\"");
+  CHECK_THAT(error_of(npusim::test::write_temp("uses_late_trace.toml", trace)),
+             Catch::Contains("late_trace.csv:2:1") &&
+                 Catch::Contains("past the simulator's horizon"));
 }
 
 TEST_CASE("switching the arrival kind with --set tolerates the file's keys of the old kind",
