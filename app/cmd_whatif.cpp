@@ -25,6 +25,7 @@ struct WhatifArgs {
   std::vector<std::string> assume_fits;
   std::string emit;
   bool json = false;
+  bool waterfall = false;
   unsigned jobs = 0;
   double max_qps_tolerance = 0.02;
 };
@@ -53,6 +54,7 @@ void run_whatif_cmd(const WhatifArgs& a) {
   spec.passes = a.passes;
   spec.options.assume_fits = a.assume_fits;
   spec.max_qps_tolerance = a.max_qps_tolerance;
+  spec.waterfall = a.waterfall;
   spec.measured_hw = sim::load_measured_hw(sc, hw, hw_spec_dirs());
   const sim::WhatifResult r = sim::run_whatif(sc, hw, spec, a.jobs);
   // Render before writing anything, so a failure leaves no partial output.
@@ -87,6 +89,9 @@ void register_whatif(CLI::App& app) {
   cmd->add_option("--emit", args->emit,
                   "write the graph rewritten by all selected passes to this graph TOML file");
   cmd->add_flag("--json", args->json, "print one JSON object (schema: docs/whatif.md)");
+  cmd->add_flag("--waterfall", args->waterfall,
+                "also apply the best-ranked passes cumulatively (the best, the two best, ...) and "
+                "simulate each step");
   cmd->add_option("--jobs,-j", args->jobs, "threads (0 = all local cores)")->capture_default_str();
   cmd->add_option("--max-qps-tolerance", args->max_qps_tolerance,
                   "stop the rate search when the bracket is this share of the rate")

@@ -24,7 +24,7 @@ WARMUP = 300
 
 print(npusim("--version").strip())
 short = sets(workload__requests=REQUESTS, workload__warmup_requests=WARMUP)
-doc = npusim_json("whatif", DEFAULT_SCENARIO, *short)
+doc = npusim_json("whatif", DEFAULT_SCENARIO, *short, "--waterfall")
 base = doc["baseline"]
 passes = pd.json_normalize(doc["passes"])
 print(f"scenario {doc['scenario']}: P99 target {doc['target_p99_ms']} ms, reference gear "
@@ -88,18 +88,13 @@ reading(
 #
 # Gains do not add up: two passes may touch the same ops, and once one bottleneck is gone
 # another limits the card. So the waterfall applies the passes cumulatively, in the order of
-# their gain alone, and each step is simulated (`npusim whatif --pass ...` for each prefix of the
-# ranking; its `all` row is the cumulative variant).
+# their gain alone, and each step is simulated (`npusim whatif --waterfall`: its `waterfall`
+# rows are the steps, the last one `all`).
 
 # %%
-order = passes["name"].tolist()
 steps = [("baseline", base["qps_at_target"], base["latency_ms"])]
-for k in range(1, len(order) + 1):
-    chosen = order[:k]
-    d = npusim_json("whatif", DEFAULT_SCENARIO, *short,
-                    *[a for p in chosen for a in ("--pass", p)])
-    row = d["all"] if d["all"] is not None else d["passes"][0]
-    steps.append((f"+ {order[k - 1]}", row["qps_at_target"], row["latency_ms"]))
+for row in doc["waterfall"]:
+    steps.append((f"+ {row['name']}", row["qps_at_target"], row["latency_ms"]))
 water = pd.DataFrame(steps, columns=["step", "qps_at_target", "latency_ms"])
 water["qps_step"] = water["qps_at_target"].diff().fillna(water["qps_at_target"])
 print(water.round(3).to_string(index=False))

@@ -31,7 +31,7 @@ using Json = nlohmann::ordered_json;
 // sweep that big is run as shards of smaller grids.
 constexpr std::size_t kMaxGridPoints = 10'000'000;
 
-std::string trim(std::string_view s) { return std::string(trim_blanks(s)); }
+std::string trim_item(std::string_view s) { return std::string(trim_blanks(s)); }
 
 bool is_integer_text(const std::string& s) {
   if (s.empty()) return false;
@@ -60,24 +60,24 @@ std::vector<std::string> split_items(const std::string& text) {
     if (!quoted && (c == '[' || c == '{')) ++depth;
     if (!quoted && (c == ']' || c == '}')) --depth;
     if (c == ',' && depth == 0 && !quoted) {
-      items.push_back(trim(cur));
+      items.push_back(trim_item(cur));
       cur.clear();
     } else {
       cur += c;
     }
   }
-  items.push_back(trim(cur));
+  items.push_back(trim_item(cur));
   return items;
 }
 
 void expand_range(const std::string& item, std::size_t dots, const std::string& what,
                   std::vector<std::string>& out) {
-  const std::string a = trim(std::string_view(item).substr(0, dots));
-  std::string b = trim(std::string_view(item).substr(dots + 2));
+  const std::string a = trim_item(std::string_view(item).substr(0, dots));
+  std::string b = trim_item(std::string_view(item).substr(dots + 2));
   std::string step = "1";
   if (const std::size_t colon = b.find(':'); colon != std::string::npos) {
-    step = trim(std::string_view(b).substr(colon + 1));
-    b = trim(std::string_view(b).substr(0, colon));
+    step = trim_item(std::string_view(b).substr(colon + 1));
+    b = trim_item(std::string_view(b).substr(0, colon));
   }
   const auto fail = [&](const std::string& why) {
     throw InputError(kCommandLine, fmt::format("{}: range '{}': {}", what, item, why));
@@ -243,7 +243,7 @@ Plan make_plan(const SweepSpec& spec) {
   const toml::table file = toml::parse_file(spec.scenario_file.string());
   plan.file_lists_gears = file["deployment"]["gears"].is_array();
   for (const std::string& s : spec.sets) {
-    if (trim(s.substr(0, s.find('='))) == "deployment.gears") plan.file_lists_gears = true;
+    if (trim_item(s.substr(0, s.find('='))) == "deployment.gears") plan.file_lists_gears = true;
   }
   for (const SweepAxis& a : spec.axes) {
     if (a.key.rfind("scenario.", 0) == 0) plan.reload_hw = true;
@@ -261,7 +261,7 @@ void check_spec(const SweepSpec& spec) {
                                          a.key));
     }
     for (const std::string& s : spec.sets) {
-      if (trim(s.substr(0, s.find('='))) == a.key) {
+      if (trim_item(s.substr(0, s.find('='))) == a.key) {
         throw InputError(kCommandLine, fmt::format("{} is both fixed (--set) and varied (--vary)", a.key));
       }
     }
@@ -440,7 +440,7 @@ SweepAxis parse_sweep_axis(const std::string& spec) {
     throw InputError(kCommandLine, fmt::format("--vary '{}': expected section.key=values", spec));
   }
   SweepAxis axis;
-  axis.key = trim(std::string_view(spec).substr(0, eq));
+  axis.key = trim_item(std::string_view(spec).substr(0, eq));
   const std::vector<std::string>& keys = scenario_keys();
   if (std::find(keys.begin(), keys.end(), axis.key) == keys.end()) {
     std::string list;
@@ -454,8 +454,8 @@ SweepAxis parse_sweep_axis(const std::string& spec) {
 
 SweepShard parse_sweep_shard(const std::string& text) {
   const std::size_t slash = text.find('/');
-  const std::string k = slash == std::string::npos ? "" : trim(text.substr(0, slash));
-  const std::string n = slash == std::string::npos ? "" : trim(text.substr(slash + 1));
+  const std::string k = slash == std::string::npos ? "" : trim_item(text.substr(0, slash));
+  const std::string n = slash == std::string::npos ? "" : trim_item(text.substr(slash + 1));
   SweepShard s;
   const auto [pk, ek] = std::from_chars(k.data(), k.data() + k.size(), s.k);
   const auto [pn, en] = std::from_chars(n.data(), n.data() + n.size(), s.n);

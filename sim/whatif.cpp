@@ -179,49 +179,91 @@ WhatifResult run_whatif(const Scenario& scenario, const HwSpec& hw, const Whatif
 
   // Every variant: its scenario checked up front (errors before any thread starts), then two
   // tasks each: one run at the scenario's load, one capacity search.
+  const auto evaluate = [&](const std::vector<WhatifRow*>& rows) {
+    std::vector<Scenario> variants;
+    variants.reserve(rows.size());
+    for (WhatifRow* row : rows) {
+      Scenario sc = scenario;
+      sc.graph = row->graph;
+      check_scenario_fits(sc, hw);
+      row->device_us_per_batch = graph_time_us(row->graph, hw, r.reference_gear, budget);
+      variants.push_back(std::move(sc));
+    }
+    const std::size_t per = r.searched_qps ? 2 : 1;
+    std::vector<SimResult> at_load(rows.size());
+    std::vector<MaxQps> capacity(rows.size());
+    run_parallel(rows.size() * per, jobs, [&](std::size_t t) {
+      const std::size_t v = t / per;
+      SimOptions opt;
+      opt.measured_hw = spec.measured_hw;
+      if (t % per == 0) {
+        at_load[v] = simulate(variants[v], hw, opt);
+      } else {
+        capacity[v] = find_max_qps(variants[v], hw, spec.max_qps_tolerance, opt);
+      }
+    });
+    for (std::size_t v = 0; v < rows.size(); ++v) {
+      WhatifRow& row = *rows[v];
+      row.latency_ms = at_load[v].latency.mean_ms;
+      row.p50_ms = at_load[v].latency.p50_ms;
+      row.p99_ms = at_load[v].latency.p99_ms;
+      row.simulations = 1;
+      if (r.searched_qps) {
+        row.qps_at_target = capacity[v].rate_qps;
+        row.simulations += capacity[v].simulations;
+      }
+    }
+  };
+  const auto set_gains = [&](WhatifRow& row) {
+    if (r.baseline.latency_ms > 0) row.latency_gain = 1 - row.latency_ms / r.baseline.latency_ms;
+    if (row.qps_at_target && r.baseline.qps_at_target && *r.baseline.qps_at_target > 0) {
+      row.qps_gain = *row.qps_at_target / *r.baseline.qps_at_target - 1;
+    }
+  };
   std::vector<WhatifRow*> rows{&r.baseline};
   for (WhatifRow& row : r.passes) rows.push_back(&row);
   if (r.all) rows.push_back(&*r.all);
-  std::vector<Scenario> variants;
-  variants.reserve(rows.size());
-  for (WhatifRow* row : rows) {
-    Scenario sc = scenario;
-    sc.graph = row->graph;
-    check_scenario_fits(sc, hw);
-    row->device_us_per_batch = graph_time_us(row->graph, hw, r.reference_gear, budget);
-    variants.push_back(std::move(sc));
-  }
-  const std::size_t per = r.searched_qps ? 2 : 1;
-  std::vector<SimResult> at_load(rows.size());
-  std::vector<MaxQps> capacity(rows.size());
-  run_parallel(rows.size() * per, jobs, [&](std::size_t t) {
-    const std::size_t v = t / per;
-    SimOptions opt;
-    opt.measured_hw = spec.measured_hw;
-    if (t % per == 0) {
-      at_load[v] = simulate(variants[v], hw, opt);
-    } else {
-      capacity[v] = find_max_qps(variants[v], hw, spec.max_qps_tolerance, opt);
-    }
-  });
-  for (std::size_t v = 0; v < rows.size(); ++v) {
-    WhatifRow& row = *rows[v];
-    row.latency_ms = at_load[v].latency.mean_ms;
-    row.p50_ms = at_load[v].latency.p50_ms;
-    row.p99_ms = at_load[v].latency.p99_ms;
-    row.simulations = 1;
-    if (r.searched_qps) {
-      row.qps_at_target = capacity[v].rate_qps;
-      row.simulations += capacity[v].simulations;
-    }
-  }
-  for (WhatifRow* row : rows) {
-    if (r.baseline.latency_ms > 0) row->latency_gain = 1 - row->latency_ms / r.baseline.latency_ms;
-    if (row->qps_at_target && r.baseline.qps_at_target && *r.baseline.qps_at_target > 0) {
-      row->qps_gain = *row->qps_at_target / *r.baseline.qps_at_target - 1;
-    }
-  }
+  evaluate(rows);
+  for (WhatifRow* row : rows) set_gains(*row);
   std::stable_sort(r.passes.begin(), r.passes.end(), ranks_before);
+
+  if (spec.waterfall && r.all) {
+    // Step k: the k best-ranked passes, applied as `all` applies them. The first step is the
+    // first pass's own row (alone, or after the passes it needs, as applying it alone would
+    // leave the graph unchanged) and the last is `all`: only the steps between are new variants.
+    std::vector<std::string> prefix;
+    std::vector<WhatifRow*> fresh;
+    r.waterfall.reserve(r.passes.size());
+    for (std::size_t k = 0; k < r.passes.size(); ++k) {
+      prefix.push_back(r.passes[k].name);
+      WhatifRow step;
+      if (k == 0) {
+        step = r.passes[0];
+        step.with.push_back(step.name);
+      } else if (k + 1 == r.passes.size()) {
+        step = *r.all;
+      } else {
+        PassResult pr = apply_passes(g, prefix, spec.options);
+        step.graph = std::move(pr.graph);
+        step.changes = std::move(pr.changes);
+        step.ops = touched_ops(step.changes);
+        for (const std::string& name : selected) {
+          if (std::find(prefix.begin(), prefix.end(), name) == prefix.end()) continue;
+          for (const GraphChange& c : step.changes) {
+            if (c.pass == name) {
+              step.with.push_back(name);
+              break;
+            }
+          }
+        }
+      }
+      step.name = r.passes[k].name;
+      r.waterfall.push_back(std::move(step));
+    }
+    for (std::size_t k = 1; k + 1 < r.waterfall.size(); ++k) fresh.push_back(&r.waterfall[k]);
+    evaluate(fresh);
+    for (WhatifRow* row : fresh) set_gains(*row);
+  }
   return r;
 }
 
@@ -235,6 +277,8 @@ std::string whatif_to_json(const WhatifResult& r) {
   for (const WhatifRow& row : r.passes) j["passes"].push_back(row_json(row));
   j["all"] = r.all ? row_json(*r.all) : Json(nullptr);
   j["not_applicable"] = r.not_applicable;
+  j["waterfall"] = Json::array();
+  for (const WhatifRow& row : r.waterfall) j["waterfall"].push_back(row_json(row));
   return j.dump(1) + "\n";
 }
 
@@ -290,6 +334,16 @@ std::string whatif_to_text(const WhatifResult& r) {
     const std::string key = c.pass + "\x1f" + c.what;
     if (!shown.insert(key).second) continue;
     out += fmt::format("  {} (in 'all'): {}\n    why: {}\n", c.pass, c.what, c.why);
+  }
+  if (!r.waterfall.empty()) {
+    out += "\nwaterfall: the best-ranked passes applied cumulatively\n";
+    for (const WhatifRow& row : r.waterfall) {
+      const std::string qps =
+          row.qps_at_target ? fmt::format("{:.0f}", *row.qps_at_target) : std::string("-");
+      out += fmt::format("{:<44}{:>11.1f}{:>10.3f}{:>10.3f}{:>10}{:>13}{:>10}\n", "+ " + row.name,
+                         row.device_us_per_batch, row.latency_ms, row.p99_ms,
+                         pct(row.latency_gain), qps, row.qps_gain ? pct(*row.qps_gain) : "");
+    }
   }
   if (!r.not_applicable.empty()) {
     out += "\nnot applicable: ";

@@ -25,6 +25,10 @@ struct WhatifSpec {
   /// The graph's measured chip when it is not the scenario's (load_measured_hw): measured ops
   /// are anchored on it (SimOptions::measured_hw).
   std::shared_ptr<const HwSpec> measured_hw;
+  /// Also the cumulative steps from the baseline to `all`: the best-ranked pass, then the two
+  /// best, ... (WhatifResult::waterfall). Only the steps between the first and the last are
+  /// simulated anew: those two are the first pass's row and `all`.
+  bool waterfall = false;
 };
 
 /// One variant of the graph and what it does.
@@ -56,6 +60,10 @@ struct WhatifResult {
   std::vector<WhatifRow> passes;            ///< applicable passes, ranked
   std::optional<WhatifRow> all;             ///< every selected pass in sequence; none if none apply
   std::vector<std::string> not_applicable;  ///< selected passes that found nothing to rewrite
+  /// With WhatifSpec::waterfall: step k applies the k best-ranked passes (in pass order, as
+  /// `all` does); its name is the pass step k adds, its `with` every pass applied. Gains are
+  /// against the baseline. The last step is `all`.
+  std::vector<WhatifRow> waterfall;
 };
 
 /// Σ over the graph's ops of predict() at `batch` within `budget` (a fixed duration_us op counts

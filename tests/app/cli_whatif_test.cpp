@@ -1,9 +1,11 @@
 // `npusim whatif` and `npusim analyze --estimate` end to end through the binary.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "tests/app/cli_runner.h"
 
@@ -40,12 +42,12 @@ TEST_CASE("whatif on the default scenario lists every pass its graph has, and al
 }
 
 TEST_CASE("whatif --json has the documented keys and ranks passes by QPS gain", "[cli][whatif]") {
-  const auto r = run_cli("whatif " + kDefault + " --json");
+  const auto r = run_cli("whatif " + kDefault + " --json --waterfall");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
   for (const char* key : {"scenario", "reference_gear", "target_p99_ms", "baseline", "passes",
-                          "all", "not_applicable"}) {
+                          "all", "not_applicable", "waterfall"}) {
     CHECK(j.contains(key));
   }
   REQUIRE(j["passes"].is_array());
@@ -70,6 +72,38 @@ TEST_CASE("whatif --json has the documented keys and ranks passes by QPS gain", 
   }
   CHECK(j["all"]["with"].size() == 7);
   CHECK(j["all"]["qps_at_target"].get<double>() > j["baseline"]["qps_at_target"].get<double>());
+
+  // --waterfall: step k adds the k-th ranked pass to the ones before it; the first step is the
+  // first pass's row, the last is `all`.
+  const auto& w = j["waterfall"];
+  const auto& passes = j["passes"];
+  REQUIRE(w.size() == passes.size());
+  CHECK(w.front()["qps_at_target"] == passes.front()["qps_at_target"]);
+  CHECK(w.front()["latency_ms"] == passes.front()["latency_ms"]);
+  CHECK(w.back()["with"] == j["all"]["with"]);
+  CHECK(w.back()["qps_at_target"] == j["all"]["qps_at_target"]);
+  CHECK(w.back()["latency_ms"] == j["all"]["latency_ms"]);
+  std::vector<std::string> prefix;
+  for (std::size_t k = 0; k < w.size(); ++k) {
+    INFO("step " << k);
+    CHECK(w[k]["name"] == passes[k]["name"]);
+    prefix.push_back(passes[k]["name"].get<std::string>());
+    if (k == 0) continue;
+    // Every pass the step applies is one of the first k+1, and each of those that applies
+    // alone is applied; the gains are against the baseline.
+    for (const auto& name : w[k]["with"]) {
+      CHECK(std::find(prefix.begin(), prefix.end(), name.get<std::string>()) != prefix.end());
+    }
+    for (std::size_t i = 0; i <= k; ++i) {
+      if (!passes[i]["with"].empty()) continue;
+      const auto& with = w[k]["with"];
+      CHECK(std::find(with.begin(), with.end(), passes[i]["name"]) != with.end());
+    }
+    CHECK(w[k]["qps_gain"].get<double>() ==
+          Approx(w[k]["qps_at_target"].get<double>() / j["baseline"]["qps_at_target"].get<double>() -
+                 1));
+    CHECK(w[k]["simulations"].get<int>() > 1);
+  }
 }
 
 TEST_CASE("whatif --emit writes a graph that validate and a scenario accept", "[cli][whatif]") {
