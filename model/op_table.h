@@ -46,7 +46,7 @@ struct OpKindInfo {
   /// converted and every pass runs over fp32 bytes. For a fusion, set when a fused part does.
   bool fp32_compute = false;
   /// The TBE kernel splits an NC1HWC0 map over the cores by whole images (its batch axis), so a
-  /// core runs ceil(N / block dim) images (model/cost/whole_units.cpp). For a fusion, set when
+  /// core runs ceil(N / block dim) images (model/cost/launch_waves.cpp). For a fusion, set when
   /// its main op does.
   bool whole_images = false;
 };

@@ -88,7 +88,7 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   std::int64_t w = ceil_div(tiles, b);
   double w_ideal = static_cast<double>(tiles) / b;
   block_waves(plan, hw, budget, tiles, w, w_ideal);
-  if (plan.whole_units > 0) unit_waves(plan, b, tiles, w, w_ideal);
+  dealt_waves(static_cast<double>(plan.whole_units), b, tiles, w, w_ideal);
 
   // L2: data other tiles already read is an L2 hit; the rest hits with the context's ratio.
   const double h_ctx = ctx.l2_hit_ratio >= 0 ? std::min(1.0, ctx.l2_hit_ratio)

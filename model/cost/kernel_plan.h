@@ -76,7 +76,7 @@ struct KernelPlan {
   /// sum of their pipes' busy times, not the largest).
   bool ub_single_buffer = false;
   /// The kernel's tiler deals whole units (the images of an NC1HWC0 map) to the cores, so a core
-  /// runs ceil(units / block dim) units' worth of the tiles (model/cost/whole_units.cpp); 0: the
+  /// runs ceil(units / block dim) units' worth of the tiles (dealt_waves, model/cost/launch_waves.cpp); 0: the
   /// tiles spread evenly.
   std::int64_t whole_units = 0;
   /// Totals for the OpCost.
@@ -103,10 +103,11 @@ struct KernelPlan {
 void block_waves(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,
                  std::int64_t tiles, std::int64_t& waves, double& waves_ideal) noexcept;
 
-/// Whole units per core: a plan with whole_units > 0 on `b` cores runs ceil(units / b) x tiles /
-/// units tiles a core. Raises `waves` / `waves_ideal` to that when it is more; else leaves them.
-void unit_waves(const KernelPlan& plan, int b, std::int64_t tiles, std::int64_t& waves,
-                double& waves_ideal) noexcept;
+/// Work dealt in `parts` equal, indivisible parts to `cores` cores (launch blocks above the core
+/// count, an NC1HWC0 map's whole images): a core runs ceil(parts / cores) x tiles / parts tiles.
+/// Raises `waves` / `waves_ideal` to that when it is more; else leaves them.
+void dealt_waves(double parts, int cores, std::int64_t tiles, std::int64_t& waves,
+                 double& waves_ideal) noexcept;
 
 /// Evaluates a plan: block dim, waves, pipeline, bandwidth cap, critical path, pipes, bound.
 [[nodiscard]] OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,

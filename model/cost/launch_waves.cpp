@@ -12,6 +12,14 @@
 // Only cube launches: the vector kernels of these runs launched above the core count (SquareSum
 // at 31, LayerNorm gradients at 48, Transpose at 64) made the cross-run figures worse when
 // they took rounds too (docs/accuracy.md), so their cost stays the plan's own.
+//
+// The same arithmetic deals whole images: TBE kernels over NC1HWC0 maps that split the batch axis
+// (KernelPlan::whole_units) give each core whole images, so at batch 32 on the 30-core 910 two
+// cores run two images and the launch takes two image-times, where an even split would give each
+// core 32/30 of one. The MindSpore runs measure ReluGradV2 [32,4,112,112,16] at 196.6 us on 30
+// blocks against 97.5 us for [16,4,112,112,16] on 16 (one image a core): twice the time for
+// twice the images, whatever the block dim (docs/accuracy_mechanisms.md, "Bit-mask selects and
+// whole images on the 910").
 #include <algorithm>
 #include <cmath>
 
@@ -19,18 +27,24 @@
 
 namespace npusim::cost {
 
+void dealt_waves(double parts, int cores, std::int64_t tiles, std::int64_t& waves,
+                 double& waves_ideal) noexcept {
+  if (parts <= 0 || cores <= 0 || tiles <= 0) return;
+  const double rounds = fast_ceil(parts / cores);
+  const double per_core = rounds * static_cast<double>(tiles) / parts;
+  if (per_core <= waves_ideal) return;
+  waves_ideal = per_core;
+  waves = std::max(waves, saturating_count(fast_ceil(per_core - 1e-9)));
+}
+
 void block_waves(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,
                  std::int64_t tiles, std::int64_t& waves, double& waves_ideal) noexcept {
   const bool cube = plan.unit == Placement::kCube || plan.unit == Placement::kMix;
   if (!cube) return;
   const int cores = std::max(1, hw.chip.cube_cores);
   const int blocks = budget.launch_blocks;
-  if (blocks <= cores || tiles <= 0) return;
-  const double rounds = fast_ceil(static_cast<double>(blocks) / cores);
-  const double per_core = rounds * static_cast<double>(tiles) / blocks;
-  if (per_core <= waves_ideal) return;
-  waves_ideal = per_core;
-  waves = std::max(waves, saturating_count(fast_ceil(per_core - 1e-9)));
+  if (blocks <= cores) return;
+  dealt_waves(blocks, cores, tiles, waves, waves_ideal);
 }
 
 }  // namespace npusim::cost

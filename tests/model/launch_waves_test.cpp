@@ -93,7 +93,7 @@ TEST_CASE("whole units per core: a core runs ceil(units / block dim) units' wort
   std::int64_t w = 1;
   double w_ideal = 1;
   p.whole_units = 32;
-  cost::unit_waves(p, 30, 30, w, w_ideal);
+  cost::dealt_waves(static_cast<double>(p.whole_units), 30, 30, w, w_ideal);
   CHECK(w == 2);
   CHECK(w_ideal == Approx(1.875));
   // evaluate: a first tile, 0.875 more of the bound stage and the last wave's idle 0.125: 2 us
@@ -108,7 +108,7 @@ TEST_CASE("whole units per core: a core runs ceil(units / block dim) units' wort
   p.tiles = 16;
   w = 1;
   w_ideal = 1;
-  cost::unit_waves(p, 16, 16, w, w_ideal);
+  cost::dealt_waves(static_cast<double>(p.whole_units), 16, 16, w, w_ideal);
   CHECK(w == 1);
   CHECK(w_ideal == Approx(1.0));
 }
