@@ -367,7 +367,7 @@ void register_sweep(CLI::App& app) {
   cmd->add_flag("--find-max-qps", args->find_max_qps,
                 "per point, search the highest Poisson rate whose P99 meets target.p99_ms");
   cmd->add_option("--max-qps-tolerance", args->max_qps_tolerance,
-                  "stop the rate search when the bracket is this share of the rate")
+                  "stop the rate search when the bracket is this share of the rate (0.001 to 0.5)")
       ->capture_default_str();
   cmd->callback([args] { run_sweep_cmd(*args); });
 
@@ -399,7 +399,7 @@ void register_sweep(CLI::App& app) {
                     "compare at each side's highest Poisson rate whose P99 meets target.p99_ms");
   compare
       ->add_option("--max-qps-tolerance", cargs->max_qps_tolerance,
-                   "stop the rate search when the bracket is this share of the rate")
+                   "stop the rate search when the bracket is this share of the rate (0.001 to 0.5)")
       ->capture_default_str();
   compare->callback([cargs] { run_compare(*cargs); });
 }

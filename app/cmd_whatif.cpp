@@ -94,7 +94,7 @@ void register_whatif(CLI::App& app) {
                 "simulate each step");
   cmd->add_option("--jobs,-j", args->jobs, "threads (0 = all local cores)")->capture_default_str();
   cmd->add_option("--max-qps-tolerance", args->max_qps_tolerance,
-                  "stop the rate search when the bracket is this share of the rate")
+                  "stop the rate search when the bracket is this share of the rate (0.001 to 0.5)")
       ->capture_default_str();
   cmd->callback([args] { run_whatif_cmd(*args); });
 }

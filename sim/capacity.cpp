@@ -55,9 +55,7 @@ void check_search(const Scenario& sc, double tolerance) {
   if (!sc.target.p99_ms) {
     throw InputError(kCommandLine, "--find-max-qps needs target.p99_ms (in the scenario or --set)");
   }
-  if (!(tolerance > 0 && tolerance < 1)) {
-    throw InputError(kCommandLine, "the max-QPS tolerance must be in (0, 1)");
-  }
+  check_max_qps_tolerance(tolerance);
 }
 
 // A rate's run, with its over-count (measured requests known to exceed the target, P99Watch) and
@@ -376,6 +374,14 @@ class Search {
 };
 
 }  // namespace
+
+void check_max_qps_tolerance(double tolerance) {
+  if (!(tolerance >= kMinMaxQpsTolerance && tolerance <= kMaxMaxQpsTolerance)) {
+    throw InputError(kCommandLine,
+                     fmt::format("the max-QPS tolerance must be in [{}, {}], got {}",
+                                 kMinMaxQpsTolerance, kMaxMaxQpsTolerance, tolerance));
+  }
+}
 
 CapacityProbe probe_capacity(const Scenario& scenario, const HwSpec& hw,
                              const SimOptions& options) {

@@ -269,9 +269,7 @@ void check_spec(const SweepSpec& spec) {
   if (spec.shard.n == 0 || spec.shard.k >= spec.shard.n) {
     throw InputError(kCommandLine, "--shard K/N needs 0 <= K < N");
   }
-  if (!(spec.max_qps_tolerance > 0 && spec.max_qps_tolerance < 1)) {
-    throw InputError(kCommandLine, "the max-QPS tolerance must be in (0, 1)");
-  }
+  check_max_qps_tolerance(spec.max_qps_tolerance);
 }
 
 std::size_t grid_size(const std::vector<SweepAxis>& axes) {

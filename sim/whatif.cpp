@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "model/error.h"
+#include "sim/capacity.h"
 #include "sim/card_sim.h"
 #include "sim/sweep.h"
 
@@ -133,9 +134,7 @@ WhatifResult run_whatif(const Scenario& scenario, const HwSpec& hw, const Whatif
                                          op, scenario.graph.name()));
     }
   }
-  if (!(spec.max_qps_tolerance > 0 && spec.max_qps_tolerance < 1)) {
-    throw InputError(kCommandLine, "the max-QPS tolerance must be in (0, 1)");
-  }
+  check_max_qps_tolerance(spec.max_qps_tolerance);
 
   WhatifResult r;
   r.scenario = scenario.info.name;

@@ -197,5 +197,8 @@ TEST_CASE("The search refuses what the bisection refuses", "[capacity]") {
       npusim::sim::load_scenario(npusim::test::bundled_scenario("mdc_validation"), {"target.p99_ms=none"});
   CHECK_THROWS_WITH(find_max_qps(no_target, hw, 0.02), Catch::Contains("needs target.p99_ms"));
   const Scenario sc = npusim::sim::load_scenario(npusim::test::bundled_scenario("mdc_validation"));
-  CHECK_THROWS_WITH(find_max_qps(sc, hw, 1.5), Catch::Contains("tolerance must be in (0, 1)"));
+  CHECK_THROWS_WITH(find_max_qps(sc, hw, 1.5), Catch::Contains("tolerance must be in [0.001, 0.5]"));
+  // Finer than a run resolves, and the search's cost grows as 1 / tolerance: refused.
+  CHECK_THROWS_WITH(find_max_qps(sc, hw, 1e-12), Catch::Contains("got 1e-12"));
+  CHECK_THROWS_WITH(find_max_qps_bisection(sc, hw, 0.0), Catch::Contains("tolerance must be"));
 }
