@@ -398,6 +398,15 @@ class DbKernelReader {
       throw row_error(db_, table, key, id, e_col,
                       fmt::format("the task ends before it starts ({} < {})", end, start));
     }
+    // end - start would overflow for a negative start far from a positive end; a task's times
+    // are nanoseconds since the epoch, and no task lasts a day (kMaxRowDurationUs).
+    if (start < 0 || static_cast<double>(end) - static_cast<double>(start) >
+                         kMaxRowDurationUs * 1000.0) {
+      throw row_error(db_, table, key, id, start < 0 ? b_col : e_col,
+                      start < 0 ? fmt::format("a negative timestamp ({} ns)", start)
+                                : fmt::format("the task lasts more than a day ({} to {} ns)",
+                                              start, end));
+    }
     r.start_ns = start;
     r.duration_us = static_cast<double>(end - start) / 1000.0;
     const auto w = integer(s, wait);

@@ -80,9 +80,10 @@ std::unordered_map<std::string, double> read_times(const fs::path& file) {
     double ms = 0;
     const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
     const SourcePos pos{r.file(), r.line(), static_cast<std::uint32_t>(time_col + 1)};
-    if (ec != std::errc() || p != text.data() + text.size() || !std::isfinite(ms) || ms < 0) {
+    if (ec != std::errc() || p != text.data() + text.size() || !std::isfinite(ms) || ms < 0 ||
+        ms * 1000.0 > kMaxRowDurationUs) {
       throw InputError(pos, fmt::format("column 'execution_time': expected a non-negative "
-                                        "number of milliseconds, got '{}'",
+                                        "number of milliseconds up to one day, got '{}'",
                                         text));
     }
     if (!out.emplace(std::string(name), ms * 1000.0).second) {

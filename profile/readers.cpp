@@ -360,11 +360,15 @@ KernelFileInfo read_kernel_csv(CsvReader& r, const std::function<void(const Kern
     row.kind = classify_task(row.task_type, row.name);
     row.start_ns = p.time_ns(Col::kStartTime);
     row.duration_us = p.number(Col::kDuration, 0, true);
-    if (row.duration_us < 0) {
+    if (row.duration_us < 0 || row.duration_us > kMaxRowDurationUs) {
       throw InputError(
           {r.file(), r.line(), static_cast<std::uint32_t>(*m.index(Col::kDuration) + 1)},
-          fmt::format("column '{}': a duration cannot be negative, got {}",
-                      m.header_name(Col::kDuration), row.duration_us));
+          row.duration_us < 0
+              ? fmt::format("column '{}': a duration cannot be negative, got {}",
+                            m.header_name(Col::kDuration), row.duration_us)
+              : fmt::format("column '{}': a duration above one day ({:g} us) is not a kernel's, "
+                            "got {:g}",
+                            m.header_name(Col::kDuration), kMaxRowDurationUs, row.duration_us));
     }
     row.wait_us = p.number(Col::kWaitTime);
     row.block_dim = p.block_dim(Col::kBlockDim);

@@ -41,6 +41,12 @@ enum class TaskKind : std::uint8_t {
 /// True for the profilers' spellings of a missing value: "N/A", "NA", "", "-", "nan".
 [[nodiscard]] bool is_missing(std::string_view s) noexcept;
 
+/// The longest duration a profile row may carry: one day (8.64e10 us). No kernel or task runs
+/// that long; a larger value is a corrupt cell, and the readers skip its row with the cell's
+/// position instead of passing on a time whose sums print as hundreds of digits and whose errors
+/// come out as -inf %.
+inline constexpr double kMaxRowDurationUs = 8.64e10;
+
 /// One row of op_summary_*.csv / kernel_details.csv. Metrics are 0 when the column is absent or
 /// the value is missing (N/A); KernelFileInfo says which columns the file has. Strings keep the
 /// profile's spelling.

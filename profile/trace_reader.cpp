@@ -287,12 +287,13 @@ class TraceReader {
       return;
     }
     const auto start = parse_time_us_to_ns(e.ts_text);
-    if (!start || !e.has_dur || e.dur_us < 0 || !std::isfinite(e.dur_us)) {
+    if (!start || !e.has_dur || !(e.dur_us >= 0 && e.dur_us <= kMaxRowDurationUs)) {
       skip_row(info_, InputError({file_, line, 0},
                                  fmt::format("event '{}': {}", e.name,
                                              !start ? fmt::format("'ts' is not a timestamp in "
                                                                   "microseconds: '{}'", e.ts_text)
-                                                    : "'dur' is missing or negative")),
+                                                    : "'dur' is missing, negative or "
+                                                      "above one day")),
                options_);
       return;
     }

@@ -319,6 +319,27 @@ TEST_CASE("a malformed database row is skipped and reported, or fails with --str
   CHECK_THAT(db_error_of(p, ReadOptions{true}), Catch::Contains("expected an integer, got NULL"));
 }
 
+TEST_CASE("a database row with a negative start or a task longer than a day is skipped", "[db][bad]") {
+  npusim::test::TempDir d;
+  const auto p = write_db(d, crafted_rows());
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(p.string().c_str(), &db) == SQLITE_OK);
+  // Task 1 starts far below zero and ends far above it: end - start overflowed 64 bits (undefined
+  // behaviour) before. Task 2 lasts 1e18 ns, 31 years: it printed as a kernel time.
+  REQUIRE(sqlite3_exec(db, "UPDATE TASK SET startNs = -9223372036854775000, endNs = "
+                           "9223372036854775000 WHERE globalTaskId = 1; UPDATE TASK SET endNs = "
+                           "startNs + 1000000000000000000 WHERE globalTaskId = 2",
+                       nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+  KernelFileInfo info;
+  const auto rows = db_read_all(p, &info);
+  CHECK(rows.size() == 4);
+  REQUIRE(info.broken_row_messages.size() == 2);
+  CHECK_THAT(info.broken_row_messages.at(0) + info.broken_row_messages.at(1),
+             Catch::Contains("a negative timestamp (-9223372036854775000 ns)") &&
+                 Catch::Contains("the task lasts more than a day"));
+}
+
 // ---- the shared databases, against an independent SQL sum --------------------------------------
 
 namespace {

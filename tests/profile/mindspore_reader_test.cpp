@@ -146,6 +146,12 @@ TEST_CASE("mindspore: bad input is an error at its file and line") {
     dir.write("w/aicore_intermediate_0_detail.csv", "full_op_name,execution_time\nDefault/A-op1,-1\n");
     CHECK_THROWS_WITH(rows_of(t), Catch::Contains("aicore_intermediate_0_detail.csv:2:2: error:"));
   }
+  SECTION("a time beyond a day") {
+    const auto t = dir.write("w/w.csv", std::string(kHeader) + "1,2,3,Default/A-op1,A-op1,Add,D,{}\n");
+    dir.write("w/aicore_intermediate_0_detail.csv", "full_op_name,execution_time\nDefault/A-op1,1e300\n");
+    CHECK_THROWS_WITH(rows_of(t), Catch::Contains("aicore_intermediate_0_detail.csv:2:2: error:") &&
+                                      Catch::Contains("up to one day, got '1e300'"));
+  }
   SECTION("an op timed twice") {
     const auto t = dir.write("w/w.csv", std::string(kHeader) + "1,2,3,Default/A-op1,A-op1,Add,D,{}\n");
     dir.write("w/aicore_intermediate_0_detail.csv", std::string(kTimes) + "Default/A-op1,0.003\n");

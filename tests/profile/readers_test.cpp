@@ -187,6 +187,12 @@ TEST_CASE("bad profile files each give their clear file:line error", "[readers][
           bad + "profile_nonnumeric_duration.csv:3:5: error: column 'Task Duration(us)': "
                 "expected a number, got 'abc'");
   }
+  SECTION("a duration beyond a day (a corrupt cell) names the line, column and value") {
+    // Read as a time it printed a 309-digit total and a -inf % error in `accuracy`.
+    CHECK(error_of(bad + "profile_duration_beyond_a_day.csv") ==
+          bad + "profile_duration_beyond_a_day.csv:3:5: error: column 'Task Duration(us)': a "
+                "duration above one day (8.64e+10 us) is not a kernel's, got 1e+308");
+  }
   SECTION("an empty file") {
     CHECK(error_of(bad + "profile_empty.csv") ==
           bad + "profile_empty.csv:1: error: empty file: expected a header line of column names");

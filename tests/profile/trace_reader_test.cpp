@@ -120,6 +120,16 @@ TEST_CASE("a cut or malformed timeline is read up to the damage, or fails with -
     CHECK_THAT(r.info.broken_row_messages.at(0), Catch::StartsWith(p.string() + ":2: error: "));
     CHECK_THROWS_AS(read(p, true), InputError);
   }
+  SECTION("a duration beyond a day") {
+    std::string bad = kTrace;
+    bad.replace(bad.find("\"dur\":53.7410625"), 16, "\"dur\":1e300");
+    const auto p = d.write("trace_view.json", bad);
+    const Read r = read(p);
+    CHECK(r.rows.size() == 3);
+    REQUIRE(r.info.broken_rows == 1);
+    CHECK_THAT(r.info.broken_row_messages.at(0),
+               Catch::StartsWith(p.string() + ":2: error: ") && Catch::Contains("above one day"));
+  }
   SECTION("not a trace at all") {
     const auto p = d.write("trace_view.json", "Op Name,OP Type\n");
     CHECK_THROWS_WITH(read(p), p.string() + ":1: error: expected a JSON array of trace events "
