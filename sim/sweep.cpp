@@ -12,19 +12,18 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <thread>
 #include <utility>
 
 #include "model/error.h"
 #include "model/text.h"
+#include "sim/capacity.h"
 
 namespace npusim::sim {
 
 namespace {
 
 namespace fs = std::filesystem;
-using Json = nlohmann::ordered_json;
 
 
 // A grid larger than this is almost certainly a typo in a range (1..100000:1 on three axes); a
@@ -120,17 +119,6 @@ std::string point_label(const std::vector<std::string>& keys,
     s += fmt::format("{}{}={}", i ? ", " : "", keys[i], values[i]);
   }
   return s;
-}
-
-// The values of grid point `index`: mixed radix, last axis fastest.
-std::vector<std::string> values_of(const std::vector<SweepAxis>& axes, std::size_t index) {
-  std::vector<std::string> v(axes.size());
-  for (std::size_t a = axes.size(); a-- > 0;) {
-    const std::size_t n = axes[a].values.size();
-    v[a] = axes[a].values[index % n];
-    index /= n;
-  }
-  return v;
 }
 
 // What the sweep needs to build each point's scenario.
@@ -291,129 +279,21 @@ bool better(const SweepPoint& a, const SweepPoint& b) {
   return a.index < b.index;
 }
 
-// JSON numbers: null for absent optionals.
-template <typename T>
-Json opt(const std::optional<T>& v) {
-  return v ? Json(*v) : Json(nullptr);
-}
-
-Json point_json(const SweepPoint& p, bool with_index) {
-  Json j;
-  if (with_index) j["index"] = p.index;
-  j["values"] = p.values;
-  j["feasible"] = p.feasible;
-  if (!p.feasible) {
-    j["skip_reason"] = p.skip_reason;
-    return j;
-  }
-  j["qps"] = p.qps;
-  j["throughput"] = p.throughput;
-  j["p50_ms"] = p.p50_ms;
-  j["p99_ms"] = p.p99_ms;
-  j["cube_utilization"] = p.cube_utilization;
-  j["vector_utilization"] = p.vector_utilization;
-  j["cards_needed"] = opt(p.cards_needed);
-  j["p99_met"] = opt(p.p99_met);
-  j["max_qps"] = opt(p.max_qps);
-  j["simulations"] = p.simulations;
-  j["pareto"] = p.pareto;
-  return j;
-}
-
-// Reads a JSON document field by field, naming the file and the field in every error.
-class JsonReader {
- public:
-  explicit JsonReader(std::string file) : file_(std::move(file)) {}
-
-  [[noreturn]] void fail(const std::string& what) const { throw InputError({file_, 0, 0}, what); }
-  const Json& field(const Json& obj, const char* key, const std::string& where) const {
-    if (!obj.is_object() || !obj.contains(key)) {
-      fail(
-          fmt::format("{}: missing '{}' (is this the --json output of npusim sweep?)", where, key));
-    }
-    return obj.at(key);
-  }
-  double number(const Json& obj, const char* key, const std::string& where) const {
-    const Json& v = field(obj, key, where);
-    if (!v.is_number()) fail(fmt::format("{}.{}: expected a number", where, key));
-    return v.get<double>();
-  }
-  std::size_t count(const Json& obj, const char* key, const std::string& where) const {
-    const Json& v = field(obj, key, where);
-    if (!v.is_number_unsigned()) fail(fmt::format("{}.{}: expected an integer >= 0", where, key));
-    return v.get<std::size_t>();
-  }
-  bool boolean(const Json& obj, const char* key, const std::string& where) const {
-    const Json& v = field(obj, key, where);
-    if (!v.is_boolean()) fail(fmt::format("{}.{}: expected true or false", where, key));
-    return v.get<bool>();
-  }
-  std::string string(const Json& obj, const char* key, const std::string& where) const {
-    const Json& v = field(obj, key, where);
-    if (!v.is_string()) fail(fmt::format("{}.{}: expected a string", where, key));
-    return v.get<std::string>();
-  }
-  std::vector<std::string> strings(const Json& obj, const char* key,
-                                   const std::string& where) const {
-    const Json& v = field(obj, key, where);
-    std::vector<std::string> out;
-    if (!v.is_array()) fail(fmt::format("{}.{}: expected a list of strings", where, key));
-    for (const Json& s : v) {
-      if (!s.is_string()) fail(fmt::format("{}.{}: expected a list of strings", where, key));
-      out.push_back(s.get<std::string>());
-    }
-    return out;
-  }
-  std::optional<double> opt_number(const Json& obj, const char* key,
-                                   const std::string& where) const {
-    if (field(obj, key, where).is_null()) return std::nullopt;
-    return number(obj, key, where);
-  }
-  std::optional<std::int64_t> opt_integer(const Json& obj, const char* key,
-                                          const std::string& where) const {
-    const Json& v = field(obj, key, where);
-    if (v.is_null()) return std::nullopt;
-    if (!v.is_number_integer()) fail(fmt::format("{}.{}: expected an integer", where, key));
-    return v.get<std::int64_t>();
-  }
-  std::optional<bool> opt_boolean(const Json& obj, const char* key,
-                                  const std::string& where) const {
-    if (field(obj, key, where).is_null()) return std::nullopt;
-    return boolean(obj, key, where);
-  }
-
-  SweepPoint point(const Json& j, const std::string& where, bool with_index) const {
-    SweepPoint p;
-    if (with_index) p.index = count(j, "index", where);
-    p.values = strings(j, "values", where);
-    p.feasible = boolean(j, "feasible", where);
-    if (!p.feasible) {
-      p.skip_reason = string(j, "skip_reason", where);
-      return p;
-    }
-    p.qps = number(j, "qps", where);
-    p.throughput = number(j, "throughput", where);
-    p.p50_ms = number(j, "p50_ms", where);
-    p.p99_ms = number(j, "p99_ms", where);
-    p.cube_utilization = number(j, "cube_utilization", where);
-    p.vector_utilization = number(j, "vector_utilization", where);
-    p.cards_needed = opt_integer(j, "cards_needed", where);
-    p.p99_met = opt_boolean(j, "p99_met", where);
-    p.max_qps = opt_number(j, "max_qps", where);
-    p.simulations = static_cast<std::int64_t>(count(j, "simulations", where));
-    p.pareto = boolean(j, "pareto", where);
-    return p;
-  }
-
- private:
-  std::string file_;
-};
-
 std::string opt_text(const std::optional<std::int64_t>& v) {
   return v ? std::to_string(*v) : std::string();
 }
 
 }  // namespace
+
+std::vector<std::string> grid_point_values(const std::vector<SweepAxis>& axes, std::size_t index) {
+  std::vector<std::string> v(axes.size());
+  for (std::size_t a = axes.size(); a-- > 0;) {
+    const std::size_t n = axes[a].values.size();
+    v[a] = axes[a].values[index % n];
+    index /= n;
+  }
+  return v;
+}
 
 std::vector<std::string> parse_sweep_values(const std::string& text, const std::string& what) {
   std::vector<std::string> out;
@@ -524,7 +404,7 @@ SweepResult run_sweep(const SweepSpec& spec, unsigned jobs, const SweepProgress&
           return;
         }
         const std::size_t index = mine[t - 1];
-        const std::vector<std::string> values = values_of(spec.axes, index);
+        const std::vector<std::string> values = grid_point_values(spec.axes, index);
         try {
           out[t] = run_point(plan, index, values, true);
         } catch (const InputError& e) {
@@ -541,6 +421,7 @@ SweepResult run_sweep(const SweepSpec& spec, unsigned jobs, const SweepProgress&
   r.scenario = base.info.name;
   r.scenario_file = spec.scenario_file.string();
   r.sets = spec.sets;
+  for (const SweepAxis& a : spec.axes) r.axes.push_back(a);
   for (const SweepAxis& a : spec.axes) r.keys.push_back(a.key);
   r.grid_points = grid;
   r.shard = spec.shard;
@@ -597,137 +478,6 @@ void analyse_sweep(SweepResult& r) {
       }
     }
   }
-}
-
-std::string sweep_to_json(const SweepResult& r) {
-  Json j;
-  j["npusim_sweep"] = 1;
-  j["scenario"] = r.scenario;
-  j["scenario_file"] = r.scenario_file;
-  j["sets"] = r.sets;
-  j["keys"] = r.keys;
-  j["grid_points"] = r.grid_points;
-  j["shard"] = {{"k", r.shard.k}, {"n", r.shard.n}};
-  j["find_max_qps"] = r.find_max_qps;
-  j["target"] = {{"p99_ms", opt(r.target_p99_ms)}, {"traffic_qps", opt(r.target_traffic_qps)}};
-  j["baseline"] = point_json(r.baseline, false);
-  j["skipped"] = r.skipped();
-  j["best"] = r.best ? Json(r.points[*r.best].index) : Json(nullptr);
-  j["fewest_cards"] = r.fewest_cards ? Json(r.points[*r.fewest_cards].index) : Json(nullptr);
-  Json pts = Json::array();
-  for (const SweepPoint& p : r.points) pts.push_back(point_json(p, true));
-  j["points"] = std::move(pts);
-  return j.dump(1) + "\n";
-}
-
-SweepResult sweep_from_json(const std::string& text, const std::string& file) {
-  const JsonReader in(file);
-  Json j;
-  try {
-    j = Json::parse(text);
-  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
-    in.fail(fmt::format("not valid JSON ({})", e.what()));
-  }
-  if (!j.is_object() || !j.contains("npusim_sweep")) {
-    in.fail("not a sweep result (no 'npusim_sweep' key; write one with npusim sweep --json)");
-  }
-  if (j["npusim_sweep"] != 1) in.fail("unsupported sweep format version (expected 1)");
-  SweepResult r;
-  r.scenario = in.string(j, "scenario", "sweep");
-  r.scenario_file = in.string(j, "scenario_file", "sweep");
-  r.sets = in.strings(j, "sets", "sweep");
-  r.keys = in.strings(j, "keys", "sweep");
-  r.grid_points = in.count(j, "grid_points", "sweep");
-  const Json& shard = in.field(j, "shard", "sweep");
-  r.shard.k = in.count(shard, "k", "shard");
-  r.shard.n = in.count(shard, "n", "shard");
-  if (r.shard.n == 0 || r.shard.k >= r.shard.n) in.fail("shard: expected 0 <= k < n");
-  r.find_max_qps = in.boolean(j, "find_max_qps", "sweep");
-  const Json& target = in.field(j, "target", "sweep");
-  r.target_p99_ms = in.opt_number(target, "p99_ms", "target");
-  r.target_traffic_qps = in.opt_number(target, "traffic_qps", "target");
-  r.baseline = in.point(in.field(j, "baseline", "sweep"), "baseline", false);
-  const Json& pts = in.field(j, "points", "sweep");
-  if (!pts.is_array()) in.fail("points: expected a list");
-  for (std::size_t i = 0; i < pts.size(); ++i) {
-    SweepPoint p = in.point(pts[i], fmt::format("points[{}]", i), true);
-    if (p.values.size() != r.keys.size()) {
-      in.fail(fmt::format("points[{}]: {} values for {} keys", i, p.values.size(), r.keys.size()));
-    }
-    if (p.index >= r.grid_points) {
-      in.fail(fmt::format("points[{}]: index {} outside the grid of {} points", i, p.index,
-                          r.grid_points));
-    }
-    if (p.index % r.shard.n != r.shard.k) {
-      in.fail(fmt::format("points[{}]: index {} does not belong to shard {}/{}", i, p.index,
-                          r.shard.k, r.shard.n));
-    }
-    if (!r.points.empty() && p.index <= r.points.back().index) {
-      in.fail(fmt::format("points[{}]: indices must ascend", i));
-    }
-    r.points.push_back(std::move(p));
-  }
-  // Indices ascend, lie in the grid and belong to the shard, so the right count means every
-  // point of the shard is there (a file cut short or edited would otherwise merge into a sweep
-  // with holes).
-  const std::size_t expected =
-      r.shard.k < r.grid_points ? (r.grid_points - r.shard.k + r.shard.n - 1) / r.shard.n : 0;
-  if (r.points.size() != expected) {
-    in.fail(fmt::format("points: {} given, but shard {}/{} of a {}-point grid has {}",
-                        r.points.size(), r.shard.k, r.shard.n, r.grid_points, expected));
-  }
-  analyse_sweep(r);
-  return r;
-}
-
-SweepResult merge_sweeps(const std::vector<SweepResult>& shards,
-                         const std::vector<std::string>& files) {
-  NPUSIM_CHECK(shards.size() == files.size());
-  if (shards.empty()) throw InputError(kCommandLine, "merge: no shard files given");
-  const SweepResult& first = shards.front();
-  std::vector<int> seen(first.shard.n, -1);
-  for (std::size_t i = 0; i < shards.size(); ++i) {
-    const SweepResult& s = shards[i];
-    const auto differs = [&](const char* what) {
-      throw InputError(
-          {files[i], 0, 0},
-          fmt::format("not a shard of the same sweep as {}: its {} differ(s)", files[0], what));
-    };
-    if (s.scenario != first.scenario || s.scenario_file != first.scenario_file) {
-      differs("scenario");
-    }
-    if (s.sets != first.sets) differs("--set overrides");
-    if (s.keys != first.keys || s.grid_points != first.grid_points) differs("--vary axes");
-    if (s.shard.n != first.shard.n) differs("shard count");
-    if (s.find_max_qps != first.find_max_qps) differs("--find-max-qps");
-    if (s.target_p99_ms != first.target_p99_ms ||
-        s.target_traffic_qps != first.target_traffic_qps) {
-      differs("target");
-    }
-    if (seen[s.shard.k] >= 0) {
-      throw InputError({files[i], 0, 0},
-                       fmt::format("shard {}/{} is also in {}", s.shard.k, s.shard.n,
-                                   files[static_cast<std::size_t>(seen[s.shard.k])]));
-    }
-    seen[s.shard.k] = static_cast<int>(i);
-  }
-  std::string missing;
-  for (std::size_t k = 0; k < seen.size(); ++k) {
-    if (seen[k] < 0)
-      missing += fmt::format("{}{}/{}", missing.empty() ? "" : ", ", k, first.shard.n);
-  }
-  if (!missing.empty()) throw InputError(kCommandLine, "merge: missing shard(s) " + missing);
-
-  SweepResult r = first;
-  r.shard = SweepShard{};
-  r.points.clear();
-  for (const SweepResult& s : shards)
-    r.points.insert(r.points.end(), s.points.begin(), s.points.end());
-  std::sort(r.points.begin(), r.points.end(),
-            [](const SweepPoint& a, const SweepPoint& b) { return a.index < b.index; });
-  NPUSIM_CHECK(r.points.size() == r.grid_points);
-  analyse_sweep(r);
-  return r;
 }
 
 std::string sweep_to_csv(const SweepResult& r) {

@@ -82,6 +82,7 @@ struct SweepResult {
   std::string scenario_file;  ///< as given
   std::vector<std::string> sets;
   std::vector<std::string> keys;  ///< axis keys, in axis order
+  std::vector<SweepAxis> axes;    ///< the axes (keys and values): the grid, point by point
   std::size_t grid_points = 0;    ///< points in the full grid
   SweepShard shard;               ///< {0, 1} for a whole sweep or a complete merge
   bool find_max_qps = false;
@@ -114,6 +115,11 @@ void run_parallel(std::size_t tasks, unsigned jobs, const std::function<void(std
 [[nodiscard]] SweepResult run_sweep(const SweepSpec& spec, unsigned jobs,
                                     const SweepProgress& progress = {});
 
+/// The axis values of grid point `index` (0 <= index < the product of the axes' sizes): mixed
+/// radix, the last axis fastest.
+[[nodiscard]] std::vector<std::string> grid_point_values(const std::vector<SweepAxis>& axes,
+                                                         std::size_t index);
+
 /// Recomputes pareto flags, best and fewest_cards from the points and the target.
 void analyse_sweep(SweepResult& result);
 
@@ -123,7 +129,7 @@ void analyse_sweep(SweepResult& result);
 /// Reads sweep_to_json() output; `file` names the source in errors. Throws InputError.
 [[nodiscard]] SweepResult sweep_from_json(const std::string& text, const std::string& file);
 
-/// Joins shards of one sweep: same scenario, sets, keys, grid and shard count, every shard
+/// Joins shards of one sweep: same scenario, sets, axes (keys and values), shard count and target, every shard
 /// exactly once. The result equals the whole sweep run at once. Throws InputError naming
 /// `files[i]` for the shard at fault.
 [[nodiscard]] SweepResult merge_sweeps(const std::vector<SweepResult>& shards,

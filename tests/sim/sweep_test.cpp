@@ -250,6 +250,41 @@ TEST_CASE("Shards merged give the same result as one run", "[sweep]") {
     shards[1].sets = {"deployment.batch_window_us=0"};
     CHECK_THROWS_WITH(merge_sweeps(shards, files), Catch::Contains("--set overrides"));
   }
+  SECTION("a shard of a grid with the same keys and size but other values is refused") {
+    // It merged before: a grid of streams 1,2 with the second shard of streams 1,3.
+    SweepSpec other = small_spec();
+    for (auto& v : other.axes.back().values) v += "0";
+    other.shard = {0, 3};
+    shards[1] = npusim::sim::sweep_from_json(sweep_to_json(run_sweep(other, 1)), files[1]);
+    CHECK_THROWS_WITH(merge_sweeps(shards, files),
+                      Catch::Contains(files[1]) && Catch::Contains("--vary values differ"));
+  }
+}
+
+TEST_CASE("A sweep file whose numbers or values an edit broke is refused", "[sweep]") {
+  const SweepResult r = run_sweep(small_spec(), 2);
+  REQUIRE(r.points.size() >= 2);
+  const nlohmann::json good = nlohmann::json::parse(sweep_to_json(r));
+  nlohmann::json j = good;
+  j["points"][1]["qps"] = -1;
+  CHECK_THROWS_WITH(npusim::sim::sweep_from_json(j.dump(1), "r.json"),
+                    Catch::Contains("points[1].qps: expected a value >= 0, got -1"));
+  j = good;
+  j["baseline"]["vector_utilization"] = 1.5;
+  CHECK_THROWS_WITH(npusim::sim::sweep_from_json(j.dump(1), "r.json"),
+                    Catch::Contains("baseline.vector_utilization: expected a share in [0, 1]"));
+  j = good;
+  j["points"][0]["values"] = j["points"][1]["values"];
+  CHECK_THROWS_WITH(npusim::sim::sweep_from_json(j.dump(1), "r.json"),
+                    Catch::Contains("points[0]: its values are not those of grid point 0"));
+  j = good;
+  j["axes"][0].push_back("9");
+  CHECK_THROWS_WITH(npusim::sim::sweep_from_json(j.dump(1), "r.json"),
+                    Catch::Contains("but the axes make a grid of"));
+  j = good;
+  j["npusim_sweep"] = 1;  // written before the axes were recorded
+  CHECK_THROWS_WITH(npusim::sim::sweep_from_json(j.dump(1), "r.json"),
+                    Catch::Contains("unsupported sweep format version 1 (expected 2"));
 }
 
 TEST_CASE("A sweep result read back from JSON is the same result", "[sweep]") {
