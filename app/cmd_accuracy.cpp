@@ -137,6 +137,8 @@ void run_accuracy(const AccuracyArgs& a) {
     nlohmann::ordered_json j = report_json(rep);
     j["chip"] = hw.chip.name;
     j["chip_note"] = note;
+    // What the text report prints first: the profiles used, rows skipped and why, warnings.
+    j["notes"] = ps.notes;
     j["worst_types"] = worst_types_json(samples, rep, 8);
     if (corr) {
       nlohmann::ordered_json fam = nlohmann::ordered_json::object();

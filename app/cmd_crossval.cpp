@@ -38,7 +38,18 @@ struct CrossValArgs {
 struct RunDef {
   std::string name, workload, hw;
   std::vector<std::string> paths;
+  std::vector<fs::path> canonical;  ///< the paths resolved, to find a profile listed twice
 };
+
+// True when one of two canonical paths is the other or a folder holding it: the profiles under
+// the inner one would be read by both.
+bool overlaps(const fs::path& a, const fs::path& b) {
+  auto ia = a.begin(), ib = b.begin();
+  for (; ia != a.end() && ib != b.end(); ++ia, ++ib) {
+    if (*ia != *ib) return false;
+  }
+  return true;
+}
 
 // The corpus file: `root` (relative to the file) and [[run]] tables with name, workload, hw,
 // paths (relative to root).
@@ -51,6 +62,9 @@ std::vector<RunDef> read_corpus(const std::string& file) {
   for (TableReader t : top.table_array("run")) {
     RunDef d;
     d.name = t.string("name");
+    for (const auto& o : out) {
+      if (o.name == d.name) t.fail("name", fmt::format("run '{}' is listed twice", d.name));
+    }
     d.workload = t.string("workload");
     d.hw = t.optional_string("hw").value_or("auto");
     for (const auto& p : t.string_array("paths")) {
@@ -59,12 +73,29 @@ std::vector<RunDef> read_corpus(const std::string& file) {
         t.fail("paths", fmt::format("run '{}': {} does not exist (root = \"{}\" is {})", d.name,
                                     full.string(), root_text, root.string()));
       }
+      // A profile read twice counts its rows twice in its run; one in two runs puts a held-out
+      // run's rows in its own training set, and the cross-run figures come out optimistic.
+      const fs::path canon = fs::weakly_canonical(full);
+      for (const fs::path& c : d.canonical) {
+        if (overlaps(c, canon)) {
+          t.fail("paths", fmt::format("run '{}': {} overlaps {}, listed before in the same run: "
+                                      "its profiles would be read twice",
+                                      d.name, canon.string(), c.string()));
+        }
+      }
+      for (const auto& o : out) {
+        for (const fs::path& c : o.canonical) {
+          if (overlaps(c, canon)) {
+            t.fail("paths", fmt::format("run '{}': {} overlaps {} of run '{}': a run held out "
+                                        "would be in its own training set",
+                                        d.name, canon.string(), c.string(), o.name));
+          }
+        }
+      }
       d.paths.push_back(full.string());
+      d.canonical.push_back(canon);
     }
     if (d.paths.empty()) t.fail("paths", fmt::format("run '{}' has no paths", d.name));
-    for (const auto& o : out) {
-      if (o.name == d.name) t.fail("name", fmt::format("run '{}' is listed twice", d.name));
-    }
     t.finish();
     out.push_back(std::move(d));
   }

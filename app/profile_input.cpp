@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <set>
+
 #include "app/common.h"
 #include "model/error.h"
 #include "profile/discover.h"
@@ -14,12 +17,25 @@ ProfileSamples load_samples(const std::vector<std::string>& paths,
                             const profile::ReadOptions& read) {
   ProfileSamples out;
   double source_freq = 0;  // a database's AICORE_FREQ / a timeline's AI Core Freq track
+  // Kernel files already read: a profile reached from two of the paths (given twice, or a folder
+  // and a folder inside it) is read once, not counted twice.
+  std::set<std::filesystem::path> seen;
   for (const auto& path : paths) {
     const profile::Discovery d = profile::discover_profiles(path, read);
     for (const auto& n : d.notes) out.notes.push_back(n);
     for (const auto& src : d.profiles) {
       std::vector<std::string> files;
-      for (const auto& f : src.kernel_files) files.push_back(f.string());
+      bool again = false;
+      for (const auto& f : src.kernel_files) {
+        files.push_back(f.string());
+        again = !seen.insert(std::filesystem::weakly_canonical(f)).second || again;
+      }
+      if (again) {
+        out.notes.push_back(fmt::format("warning: {} ({}) was already read from an earlier path; "
+                                        "read once",
+                                        src.name, path));
+        continue;
+      }
       const profile::ObservationSet obs = profile::read_observations(files, read);
       for (const auto& o : obs.compute) {
         Sample s;

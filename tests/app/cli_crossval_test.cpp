@@ -148,6 +148,20 @@ TEST_CASE("cross-validate: a bad corpus file is an error at its line", "[cli][cr
   r = run_cli("cross-validate '" + c.string() + "'");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("run 'torch' is listed twice") != std::string::npos);
+  // A profile in two runs: the held-out run would be in its own training set.
+  c = write_corpus("twice", std::string(kRuns) + "\n[[run]]\nname = \"again\"\nworkload = \"x\"\n"
+                                                 "paths = [\"torch_cann83\"]\n");
+  r = run_cli("cross-validate '" + c.string() + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("corpus.toml:23:") != std::string::npos);
+  CHECK(r.err.find("of run 'torch': a run held out would be in its own training set") !=
+        std::string::npos);
+  // The same profile twice in one run: its rows would count twice.
+  c = write_corpus("twice_in_run", "[[run]]\nname = \"a\"\nworkload = \"w\"\npaths = "
+                                   "[\"msprof_crafted\", \"msprof_crafted/\"]\n");
+  r = run_cli("cross-validate '" + c.string() + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("listed before in the same run") != std::string::npos);
   c = write_corpus("none", "");
   r = run_cli("cross-validate '" + c.string() + "'");
   CHECK(r.exit_code == 2);

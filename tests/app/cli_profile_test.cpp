@@ -182,3 +182,19 @@ TEST_CASE("a MindSpore folder is read by analyze, accuracy and graph from-profil
   CHECK(std::filesystem::exists(out));
   std::filesystem::remove(out);
 }
+
+TEST_CASE("accuracy reads a profile reached from two of its paths once", "[cli][accuracy]") {
+  // Given twice, or as a folder and a folder inside it, its rows counted twice before.
+  const std::string ranks = kData + "/profiles/torch_cann83";
+  const auto one = run_cli("accuracy '" + ranks + "' --hw ascend910b3 --json");
+  const auto twice = run_cli("accuracy '" + ranks + "' '" + ranks +
+                             "/rank_0_ascend_pt' --hw ascend910b3 --json");
+  INFO(twice.err);
+  REQUIRE(one.exit_code == 0);
+  REQUIRE(twice.exit_code == 0);
+  CHECK(nlohmann::json::parse(twice.out)["overall"]["rows"] ==
+        nlohmann::json::parse(one.out)["overall"]["rows"]);
+  CHECK_THAT(nlohmann::json::parse(twice.out)["notes"].dump(),
+             Catch::Contains("rank_0_ascend_pt") &&
+                 Catch::Contains("was already read from an earlier path; read once"));
+}
