@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -63,7 +65,11 @@ void write_output_file(const fs::path& path, const std::string& content) {
   tmp += ".npusim-tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError({path.string(), 0, 0}, "cannot open for writing");
+    if (!out) {
+      // The folder is missing or not writable: say which (errno from the failed open).
+      throw InputError({path.string(), 0, 0},
+                       fmt::format("cannot open for writing: {}", std::strerror(errno)));
+    }
     out << content;
     out.flush();
     if (!out) {
@@ -76,8 +82,10 @@ void write_output_file(const fs::path& path, const std::string& content) {
   std::error_code ec;
   fs::rename(tmp, path, ec);
   if (ec) {
+    const std::string why = ec.message();  // e.g. "Is a directory"
     fs::remove(tmp, ec);
-    throw InputError({path.string(), 0, 0}, "cannot rename the finished output into place");
+    throw InputError({path.string(), 0, 0},
+                     "cannot rename the finished output into place: " + why);
   }
 }
 
