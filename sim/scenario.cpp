@@ -546,18 +546,7 @@ double min_rate_qps(std::int64_t arrivals) {
 Scenario load_scenario(const fs::path& file, const std::vector<std::string>& sets) {
   TomlFile doc = parse_toml_file(file);
   std::vector<Override> overrides;
-  for (const auto& s : sets) {
-    Override o = parse_override(s);
-    // Two values for one key: the last would win silently (compare's header would show both).
-    for (const Override& e : overrides) {
-      if (e.section == o.section && e.key == o.key) {
-        throw InputError({"<command line>", 0, 0},
-                         fmt::format("--set '{}': {}.{} is already set by --set '{}'", o.text,
-                                     o.section, o.key, e.text));
-      }
-    }
-    overrides.push_back(std::move(o));
-  }
+  for (const auto& s : sets) overrides.push_back(parse_override(s));
   const auto given = [&](const char* key) {
     return std::any_of(overrides.begin(), overrides.end(),
                        [&](const Override& o) { return o.section + "." + o.key == key; });

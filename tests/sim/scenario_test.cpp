@@ -145,13 +145,6 @@ TEST_CASE("an unknown --set key is an error at the command line naming the accep
   CHECK_THAT(error_of(p, {"streams"}), Catch::Contains("expected section.key=value"));
 }
 
-TEST_CASE("a key given twice with --set is an error, not the last one winning", "[scenario]") {
-  const auto p = npusim::test::write_temp("set_twice.toml", kBase);
-  CHECK(error_of(p, {"deployment.streams=2", "workload.requests=100", "deployment.streams=3"}) ==
-        "<command line>: error: --set 'deployment.streams=3': deployment.streams is already set "
-        "by --set 'deployment.streams=2'");
-}
-
 TEST_CASE("an override of the wrong type or range is reported at the command line", "[scenario]") {
   const auto p = npusim::test::write_temp("set_type.toml", kBase);
   CHECK_THAT(error_of(p, {"deployment.streams=abc"}),
