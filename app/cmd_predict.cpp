@@ -228,11 +228,11 @@ void run_predict(const PredictArgs& a) {
   if (op.inputs.empty()) throw InputError(pos, "--shapes: at least one input shape is required");
   const HwSpec hw = load_hw(a.hw, a.overlays);
   if (a.cube_cores < 0 || a.cube_cores > hw.chip.cube_cores) {
-    throw InputError(pos, fmt::format("--cube-cores {}: expected 1..{} on {}", a.cube_cores,
+    throw InputError(pos, fmt::format("--cube-cores {}: expected 1..{} on {} (0, the default, is all)", a.cube_cores,
                                       hw.chip.cube_cores, hw.chip.name));
   }
   if (a.vector_cores < 0 || a.vector_cores > hw.chip.vector_cores) {
-    throw InputError(pos, fmt::format("--vector-cores {}: expected 1..{} on {}", a.vector_cores,
+    throw InputError(pos, fmt::format("--vector-cores {}: expected 1..{} on {} (0, the default, is all)", a.vector_cores,
                                       hw.chip.vector_cores, hw.chip.name));
   }
   PredictContext ctx;
@@ -306,8 +306,8 @@ void register_predict(CLI::App& app) {
   sub->add_option("--placement", a->placement, "cube | vector | mix | aicpu | host (default: the op's)");
   sub->add_option("--attr", a->attrs, "attribute key=value (repeatable): transpose_b=true, axis=0, "
                                       "index_dup_ratio=0.3, k=100, valid_length=512, ...");
-  sub->add_option("--cube-cores", a->cube_cores, "cube core limit (default: all)");
-  sub->add_option("--vector-cores", a->vector_cores, "vector core limit (default: all)");
+  sub->add_option("--cube-cores", a->cube_cores, "cube core limit (0 or absent: all)");
+  sub->add_option("--vector-cores", a->vector_cores, "vector core limit (0 or absent: all)");
   sub->add_option("--l2-hit-ratio", a->l2_hit_ratio, "fraction of reads that hit L2 (default: the spec's)")
       ->check(finite_range(0.0, 1.0), "FLOAT in [0, 1]");
   sub->add_option("--correction", a->correction,
