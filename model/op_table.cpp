@@ -384,6 +384,12 @@ const OpKindInfo* fusion_kind(Index& idx, const std::string& key, std::string_vi
       if (count < passes.size()) passes[count++] = k->passes[i];
     }
   }
+  // A vector main op computing in fp32 casts its result back before the parts that do not (the
+  // BN apply's fused ReLUV2 runs on fp16 y): only the main op's own passes stay in fp32.
+  const auto fp32 = [](const OpKindInfo* k) { return k->fp32_compute; };
+  if (main->fp32_compute && !cube && !std::all_of(parts.begin(), parts.end(), fp32)) {
+    info.fp32_passes = main->pass_count;
+  }
   info.type = fused->name;
   const OpKindInfo* out = &info;
   idx.fused.emplace(key, std::move(fused));

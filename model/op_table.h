@@ -45,6 +45,11 @@ struct OpKindInfo {
   /// Computes in fp32 whatever the data's dtype (the TBE batch-norm kernels): fp16 tensors are
   /// converted and every pass runs over fp32 bytes. For a fusion, set when a fused part does.
   bool fp32_compute = false;
+  /// With fp32_compute, how many of the leading passes run in fp32 (0: all). A GE fusion whose
+  /// main op computes in fp32 and whose other parts do not (FusionOp_BNTrainingUpdate_ReLUV2)
+  /// runs the others' passes on the main op's output in the data's own dtype: the BN apply casts
+  /// its result back to fp16 before the fused ReLUV2 (bn_training_update.py, relu_v2.py).
+  std::uint8_t fp32_passes = 0;
   /// The TBE kernel splits an NC1HWC0 map over the cores by whole images (its batch axis), so a
   /// core runs ceil(N / block dim) images (model/cost/launch_waves.cpp). For a fusion, set when
   /// its main op does.

@@ -25,15 +25,26 @@ namespace {
 // `bf16_casts` > 0: the data is bf16 and the core has no bf16 arithmetic, so the passes run on
 // fp32 (twice the bytes) and each of the kernel's bf16 tensors is converted once (inputs to
 // fp32, the result back): dav_c220's Add/Sub/Mul/Div/Max/Min take half, float, int16 and int32.
+// `out_ds`: bytes per element of the op's output, for the passes of a fusion's parts after its
+// fp32 main op (kind.fp32_passes); 0 = the tile's own.
 void add_compute(KernelPlan& p, const OpKindInfo& kind, double tile_bytes, double tile_elements,
-                 bool scalar_fallback, const HwSpec& hw, int bf16_casts = 0) {
+                 bool scalar_fallback, const HwSpec& hw, int bf16_casts = 0, double out_ds = 0) {
   if (scalar_fallback) {
     p.scalar_cycles += tile_elements * hw.vector.scalar_cycles_per_element * kind.pass_count;
     p.warnings |= kWarnInt64ScalarFallback;
   } else if (bf16_casts > 0 && (!hw.vector.bf16_arithmetic || kind.fp32_compute) &&
              kind.role != OpRole::kCast) {
     const double fp32_bytes = tile_elements * 4.0;
-    p.vector_cycles += pass_cycles(kind, fp32_bytes, hw);
+    if (kind.fp32_compute && kind.fp32_passes > 0 && kind.fp32_passes < kind.pass_count) {
+      // the leading passes in fp32, the fused parts' after them on the output's own bytes
+      const double own = out_ds > 0 ? tile_elements * out_ds : fp32_bytes;
+      for (std::uint8_t i = 0; i < kind.pass_count; ++i) {
+        p.vector_cycles +=
+            class_pass_cycles(kind.passes[i], i < kind.fp32_passes ? fp32_bytes : own, hw);
+      }
+    } else {
+      p.vector_cycles += pass_cycles(kind, fp32_bytes, hw);
+    }
     p.vector_cycles += bf16_casts * class_pass_cycles(VectorClass::kConvert, fp32_bytes, hw);
   } else {
     p.vector_cycles += pass_cycles(kind, tile_bytes, hw);
@@ -205,7 +216,7 @@ KernelPlan elementwise_plan(const OpDesc& op, const ElementwiseShape& s, const H
     }
     p.out = row_transfer(rows, last * out_ds, nt, hw);
   }
-  add_compute(p, kind, e * ds / nt, e / nt, s.scalar, hw, s.casts);
+  add_compute(p, kind, e * ds / nt, e / nt, s.scalar, hw, s.casts, out_ds);
   // Without broadcast inputs this adds 0 x a finite cycle count, +0.0 to a sum that is never
   // -0.0: skipped, bit for bit the same.
   if (broadcast_passes > 0) {

@@ -130,6 +130,31 @@ TEST_CASE("batch-norm kernels compute fp16 data in fp32: converts plus passes ov
   CHECK(predict(op32, hw, kReduceOneVectorCore).pipes.vector_us == Approx(0.060));
 }
 
+TEST_CASE("a BN apply fused with ReLUV2 runs the ReLU's passes on its fp16 output, not in fp32",
+          "[mechanism][reduce][fusion]") {
+  const HwSpec hw = reduce_toy_vector();
+  // bn_training_update.py casts its fp32 result back to x's fp16 before the fused relu_v2, so
+  // only the BN part's passes run on fp32 bytes.
+  const OpKindInfo& fused = lookup_op_kind("FusionOp_BNTrainingUpdate_ReLUV2");
+  CHECK(fused.fp32_compute);
+  CHECK(fused.pass_count == 4);
+  CHECK(fused.fp32_passes == 2);
+  // The case above plus the mask output [1,1,4,4,2] (one bit an element): the BN passes and the
+  // two converts as there (60 + 52 cycles), then ReLUV2's max (unary, 1) and compare (binary, 2)
+  // over y's 256 fp16 elements, 512 B = 2 repeats: (2 x 1 + 22) + (2 x 2 + 22) = 50 cycles
+  // (56 over fp32 bytes). 162 cycles at 1 GHz.
+  const std::string c = "1,1,1,1,16";
+  const OpDesc op = npusim::test::op_io(
+      "FusionOp_BNTrainingUpdate_ReLUV2",
+      "1,1,4,4,16;" + c + ";" + c + ";" + c + ";" + c + ";" + c + ";" + c,
+      "FLOAT16;FLOAT;FLOAT;FLOAT;FLOAT;FLOAT;FLOAT", "NC1HWC0",
+      c + ";" + c + ";" + c + ";" + c + ";1,1,4,4,16;1,1,4,4,2",
+      "FLOAT;FLOAT;FLOAT;FLOAT;FLOAT16;UINT8", "NC1HWC0;NC1HWC0;NC1HWC0;NC1HWC0;NC1HWC0;ND");
+  CHECK(predict(op, hw, kReduceOneVectorCore).pipes.vector_us == Approx(0.162));
+  // a fusion whose parts all compute in fp32 keeps every pass there
+  CHECK(lookup_op_kind("FusionOp_BNTrainingUpdate_BNTrainingReduceGrad").fp32_passes == 0);
+}
+
 TEST_CASE("per-row ND statistics against an NZ tensor cost a repeat per 16-element segment",
           "[mechanism][reduce]") {
   HwSpec hw = reduce_toy_vector();
