@@ -188,7 +188,23 @@ Result conv(const Ctx& c) {
   const Dim kw = hwcn ? w[1] : w[3];
   Dim o = hwcn ? w[3] : w[0];
   if (kh.b != 0 || kw.b != 0) c.fail("the filter's spatial size mentions B");
-  if (t == "DepthwiseConv2D") o = mul(c, nhwc ? x[3] : x[1], hwcn ? w[3] : w[1]);
+  if (t == "DepthwiseConv2D") {
+    o = mul(c, nhwc ? x[3] : x[1], hwcn ? w[3] : w[1]);
+  } else {
+    // The filter's input channels times the groups are the input's channels, and the groups
+    // divide the output channels (a Conv2D of 3 channels with groups = 2 was costed as given).
+    const std::int64_t g = c.int_attr({"groups", "group"}).value_or(1);
+    if (g < 1) c.fail(fmt::format("attribute groups: {} is not a count >= 1", g));
+    const Dim cin = nhwc ? x[3] : x[1];
+    const Dim wc = hwcn ? w[2] : w[1];
+    if (cin.b == wc.b && (cin.k % g != 0 || cin.k / g != wc.k)) {
+      c.fail(fmt::format("the input has {} channels but the filter {} x groups {}", dim_text(cin),
+                         dim_text(wc), g));
+    }
+    if (o.b == 0 && o.k % g != 0) {
+      c.fail(fmt::format("the groups ({}) do not divide the filter's {} output channels", g, o.k));
+    }
+  }
   const auto s = spatial(c, {"strides"}, 1, nhwc);
   const auto d = spatial(c, {"dilations"}, 1, nhwc);
   const auto p = pad_sums(c);

@@ -189,6 +189,19 @@ TEST_CASE("Conv2D and pooling follow the window arithmetic", "[shape]") {
              {{"ksize", "1,1,3,3"}, {"strides", "1,1,2,2"}, {"pads", "1,1,1,1"}}) ==
         "B,64,56,56");
   CHECK(out0("GlobalAveragePool", {"B,512,7,7"}, {"FLOAT16"}) == "B,512,1,1");
+  // Groups: the filter holds C / groups input channels; ONNX spells the attribute `group`.
+  CHECK(out0("Conv2D", {"1,8,32,32", "16,4,3,3"}, {"FLOAT16", "FLOAT16"}, {{"groups", "2"}}) ==
+        "1,16,30,30");
+  CHECK(out0("Conv2D", {"1,8,32,32", "16,2,3,3"}, {"FLOAT16", "FLOAT16"}, {{"group", "4"}}) ==
+        "1,16,30,30");
+  CHECK_THAT(infer_error_of("Conv2D", {"1,3,224,224", "64,3,7,7"}, {"FLOAT16", "FLOAT16"},
+                            {{"groups", "2"}}),
+             Catch::Contains("the input has 3 channels but the filter 3 x groups 2"));
+  CHECK_THAT(infer_error_of("Conv2D", {"1,3,224,224", "64,4,7,7"}, {"FLOAT16", "FLOAT16"}),
+             Catch::Contains("the input has 3 channels but the filter 4 x groups 1"));
+  CHECK_THAT(infer_error_of("Conv2D", {"1,6,32,32", "16,2,3,3"}, {"FLOAT16", "FLOAT16"},
+                            {{"groups", "3"}}),
+             Catch::Contains("the groups (3) do not divide the filter's 16 output channels"));
 }
 
 TEST_CASE("data-dependent outputs are an upper bound, and say so", "[shape]") {
