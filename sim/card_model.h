@@ -47,8 +47,11 @@ enum Kind : std::uint32_t {
   kL2Done,
 };
 
-// What a stream's host thread runs on the shared host cores.
+// What a stream's host thread runs on the shared host cores; its completion's tag is
+// stream << kHostWorkBits | HostWork (a shift and a mask to take apart, not a division).
 enum HostWork : std::uint64_t { kLaunch, kHostOp, kSync, kHostWorkKinds };
+constexpr unsigned kHostWorkBits = 2;
+static_assert(kHostWorkKinds <= (1U << kHostWorkBits));
 
 // Among events of the same nanosecond, completions run before arrivals and batching windows, so
 // a request arriving exactly when a stream frees finds the stream free.
@@ -83,6 +86,15 @@ struct Timing {
   TimeNs host_ns = 0;     // host ops: their whole time on the host thread
   int cube = 0;           // cores held
   int vector = 0;
+  // The memory phase's transfers, worked out once (plan_memory()): through HBM and through L2
+  // (when that contention is on), each at its cap (bytes over memory_ns) and how it runs alone.
+  int memory_parts = 0;
+  bool via_hbm = false;
+  bool via_l2 = false;
+  double hbm_cap = 0;
+  double l2_cap = 0;
+  FluidBandwidth::Alone hbm_alone;
+  FluidBandwidth::Alone l2_alone;
 };
 
 struct Request {
@@ -198,6 +210,9 @@ class CardModel final : public EventTarget {
   const Timing& timing_slow(std::uint64_t key, std::size_t op, std::uint32_t gear_idx, int cube,
                             int vector, int l2);
 
+  // Fills the memory-phase plan of a new timing (Timing::memory_parts and after).
+  void plan_memory(Timing& t) const;
+
   [[nodiscard]] double capacity_bytes_per_ns() const { return hw_.hbm_bytes_per_us() / 1e3; }
 
   // One copy over one direction of the PCIe link: latency + bytes at the achievable rate.
@@ -250,7 +265,7 @@ class CardModel final : public EventTarget {
   // pump_host() with the host thread free and work for it: the shape sync owed, or the next op.
   [[gnu::noinline]] void host_next(std::size_t s);
 
-  void run_on_host(std::size_t s, TimeNs ns, HostWork what);
+  [[gnu::always_inline]] void run_on_host(std::size_t s, TimeNs ns, HostWork what);
 
   void on_host_done(std::uint64_t tag);
 
@@ -312,7 +327,7 @@ class CardModel final : public EventTarget {
     if (!measuring_) return;
     op_ns_[op] += ns;
     ++op_count_[op];
-    switch (op_source_[op * sc_.deployment.gears.size() + gear_idx]) {
+    switch (op_source_[op * gears_ + gear_idx]) {
       case TimeSource::kMeasured:
         ++result_.execution_sources.measured;
         break;
@@ -383,6 +398,7 @@ class CardModel final : public EventTarget {
   ServerPool pcie_out_;
   Anchoring anchoring_;  // which ops run measured, anchored or predicted
   std::vector<TimeSource> op_source_;  // anchoring_.source() by op x gear, for account_op()
+  std::size_t gears_ = sc_.deployment.gears.size();
   std::deque<std::size_t> core_waiters_;
   std::deque<std::int64_t> ready_;
   std::vector<Request> requests_;

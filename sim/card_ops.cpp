@@ -254,7 +254,25 @@ const Timing& CardModel::timing_slow(std::uint64_t key, std::size_t op, std::uin
       t.vector = std::min(vector, static_cast<int>(std::ceil(t.cube * hw_.cube.mix_vector_ratio)));
     }
   }
+  plan_memory(t);
   return timings_.emplace(key, t).first->second;
+}
+
+// The memory phase moves its bytes through HBM and L2, each shared with the other streams' ops
+// as a fluid, each transfer capped at the rate that ends it with the phase when alone; the
+// phase ends when both transfers have.
+void CardModel::plan_memory(Timing& t) const {
+  t.via_hbm = t.memory_ns > 0 && t.hbm_bytes > 0;
+  t.via_l2 = sc_.contention.l2_bandwidth && t.memory_ns > 0 && t.l2_bytes > 0;
+  t.memory_parts = (t.via_hbm ? 1 : 0) + (t.via_l2 ? 1 : 0);
+  if (t.via_hbm) {
+    t.hbm_cap = t.hbm_bytes / static_cast<double>(t.memory_ns);
+    t.hbm_alone = hbm_.alone(t.hbm_bytes, t.hbm_cap);
+  }
+  if (t.via_l2) {
+    t.l2_cap = t.l2_bytes / static_cast<double>(t.memory_ns);
+    t.l2_alone = l2_.alone(t.l2_bytes, t.l2_cap);
+  }
 }
 
 // The L2 model. Between batches a stream re-reads the same weights and tables, and each op
