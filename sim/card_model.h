@@ -148,7 +148,7 @@ class CardModel final : public EventTarget {
 
   SimResult run() {
     begin();
-    sim_.run();
+    run_events();
     return end();
   }
 
@@ -172,7 +172,7 @@ class CardModel final : public EventTarget {
     if (measured < 0) stop_when_over_ = false;  // to the end, whatever the verdict
     if (measured >= 0 && measured_done() >= measured) return;
     pause_after_ = measured;
-    if (!ended() && !stopped_over()) sim_.run();
+    if (!ended() && !stopped_over()) run_events();
   }
   [[nodiscard]] bool ended() const { return sim_.pending_events() == 0; }
   [[nodiscard]] bool stopped_over() const {
@@ -189,6 +189,12 @@ class CardModel final : public EventTarget {
   void on_event(std::uint32_t kind, std::uint64_t payload) override;
 
  private:
+  // sim_.run() with this model's events handled in the loop (Simulator::run_for), and what
+  // on_event() does, inline there: both in card_stream.cpp.
+  void run_events();
+  friend class sim::Simulator;
+  [[gnu::always_inline]] void handle_event(std::uint32_t kind, std::uint64_t payload);
+
   // ---- setup ------------------------------------------------------------------------------
 
   void check_fits() const;
@@ -341,12 +347,21 @@ class CardModel final : public EventTarget {
     }
   }
 
+  // The timeline's records: the test inline, the recording out of line (so that a handler
+  // without a trace keeps its registers).
   void span(std::uint32_t track, std::uint32_t name, TimeNs start, TimeNs dur, std::int64_t batch) {
-    if (!opt_.trace || result_.trace.size() >= opt_.trace_max_spans) return;
+    if (opt_.trace) record_span(track, name, start, dur, batch);
+  }
+  [[gnu::noinline]] void record_span(std::uint32_t track, std::uint32_t name, TimeNs start,
+                                     TimeNs dur, std::int64_t batch) {
+    if (result_.trace.size() >= opt_.trace_max_spans) return;
     result_.trace.push_back(TraceSpan{track, name, start, dur, batch});
   }
   void cores_sample(TimeNs now) {
-    if (!opt_.trace || result_.trace.size() >= opt_.trace_max_spans) return;
+    if (opt_.trace) record_cores(now);
+  }
+  [[gnu::noinline]] void record_cores(TimeNs now) {
+    if (result_.trace.size() >= opt_.trace_max_spans) return;
     const TraceCores c{now, cube_.total() - cube_.free(), vector_.total() - vector_.free()};
     // several changes at one instant: keep the last
     if (!result_.trace_cores.empty() && result_.trace_cores.back().at_ns == now) {
@@ -396,7 +411,7 @@ class CardModel final : public EventTarget {
   ServerPool aicpu_;
   ServerPool pcie_;
   ServerPool pcie_out_;
-  Anchoring anchoring_;  // which ops run measured, anchored or predicted
+  Anchoring anchoring_;                // which ops run measured, anchored or predicted
   std::vector<TimeSource> op_source_;  // anchoring_.source() by op x gear, for account_op()
   std::size_t gears_ = sc_.deployment.gears.size();
   std::deque<std::size_t> core_waiters_;

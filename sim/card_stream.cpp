@@ -10,7 +10,7 @@ namespace npusim::sim::card {
 
 // The resources route their completions here (route_to_owner()): each is booked in its
 // resource first, as the resource's own on_event() would, then handled.
-void CardModel::on_event(std::uint32_t kind, std::uint64_t payload) {
+inline void CardModel::handle_event(std::uint32_t kind, std::uint64_t payload) {
   switch (kind) {
     case kArrival:
       on_arrival(payload);
@@ -62,6 +62,10 @@ void CardModel::on_event(std::uint32_t kind, std::uint64_t payload) {
       NPUSIM_CHECK(false);
   }
 }
+
+void CardModel::on_event(std::uint32_t kind, std::uint64_t payload) { handle_event(kind, payload); }
+
+void CardModel::run_events() { sim_.run_for(*this); }
 
 void CardModel::start_batch(std::size_t s, std::int64_t b) {
   Stream& st = streams_[s];
