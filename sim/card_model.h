@@ -299,7 +299,7 @@ class CardModel final : public EventTarget {
     if (--st.memory_parts > 0) return;
     memory_phase_done(s);
   }
-  [[gnu::noinline]] void memory_phase_done(std::size_t s);
+  [[gnu::always_inline]] void memory_phase_done(std::size_t s);
 
   void on_op_done(std::size_t s);
 
@@ -397,6 +397,13 @@ class CardModel final : public EventTarget {
     const Timing* timing = nullptr;
   };
   static constexpr int kTimingMemoBits = 10;
+  // try_start_on_cores(): per op x gear, the timing at the op's full core budget for the last
+  // L2 bucket it started under.
+  struct WantMemo {
+    int l2 = 0;
+    const Timing* timing = nullptr;
+  };
+  std::vector<WantMemo> want_memo_;
   std::vector<MemoEntry> timing_memo_ = std::vector<MemoEntry>(std::size_t{1} << kTimingMemoBits);
   std::vector<Stream> streams_;
   CorePool cube_;

@@ -182,6 +182,7 @@ void CardModel::build_ops() {
   }
   const std::size_t gears = sc_.deployment.gears.size();
   op_source_.resize(g.size() * gears);
+  want_memo_.assign(g.size() * gears, WantMemo{});
   for (std::size_t i = 0; i < g.size(); ++i) {
     for (std::size_t gi = 0; gi < gears; ++gi) op_source_[i * gears + gi] = anchoring_.source(i, gi);
   }

@@ -8,6 +8,12 @@
 
 namespace npusim::sim::card {
 
+// The memory phase's last transfer ended: the rest of the op (inlined into the event loop).
+inline void CardModel::memory_phase_done(std::size_t s) {
+  const Stream& st = streams_[s];
+  sim_.schedule_in(st.running->compute_ns, this, kComputeDone, s, kPrioCompletion);
+}
+
 // The resources route their completions here (route_to_owner()): each is booked in its
 // resource first, as the resource's own on_event() would, then handled.
 inline void CardModel::handle_event(std::uint32_t kind, std::uint64_t payload) {
@@ -212,7 +218,13 @@ bool CardModel::try_start_on_cores(std::size_t s) {
   const bool bypass = ops_[op].bypass && sc_.contention.core_limit_bypass;
   const int cube_budget = bypass ? cube_.total() : cube_.cap();
   const int vector_budget = bypass ? vector_.total() : vector_.cap();
-  const Timing* want = &timing(op, gi, cube_budget, vector_budget, l2);
+  // What the op wants at its full budget depends only on (op, gear) and the L2 bucket: one
+  // remembered entry per (op, gear) spares the key and the memo's hash at most starts.
+  WantMemo& wm = want_memo_[op * gears_ + gi];
+  if (wm.timing == nullptr || wm.l2 != l2) {
+    wm = WantMemo{l2, &timing(op, gi, cube_budget, vector_budget, l2)};
+  }
+  const Timing* want = wm.timing;
   const int gc = want->cube > 0 ? cube_.grantable(si, want->cube, bypass) : 0;
   const int gv = want->vector > 0 ? vector_.grantable(si, want->vector, bypass) : 0;
   if ((want->cube > 0 && gc == 0) || (want->vector > 0 && gv == 0)) return false;
@@ -239,11 +251,6 @@ bool CardModel::try_start_on_cores(std::size_t s) {
     sim_.schedule_in(t->memory_ns + t->compute_ns, this, kComputeDone, s, kPrioCompletion);
   }
   return true;
-}
-
-void CardModel::memory_phase_done(std::size_t s) {
-  const Stream& st = streams_[s];
-  sim_.schedule_in(st.running->compute_ns, this, kComputeDone, s, kPrioCompletion);
 }
 
 void CardModel::on_op_done(std::size_t s) {

@@ -51,7 +51,8 @@ EventQueue::Taken EventQueue::take_heap_until(TimeNs until_ns) {
 }
 
 // insert() past its common case: an empty or longer run, no room before the head, or the heap.
-void EventQueue::insert_slow(const Key& k) {
+void EventQueue::insert_slow(std::uint64_t time, std::uint64_t order, std::uint32_t slot) {
+  const Key k{time, order, slot};
   if (sorted_) {
     const std::size_t n = tail_ - head_;
     if (n < kSortedMax) {

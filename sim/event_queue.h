@@ -165,7 +165,8 @@ class EventQueue {
   [[nodiscard]] bool has_keys() const noexcept { return sorted_ ? tail_ > head_ : !heap_.empty(); }
   [[nodiscard]] const Key& front() const noexcept { return heap_[head_]; }
   void insert(const Key& k);
-  void insert_slow(const Key& k);
+  // (the key's fields as scalars: they stay in registers rather than go through memory)
+  void insert_slow(std::uint64_t time, std::uint64_t order, std::uint32_t slot);
   void free_slot(std::uint32_t slot) noexcept;
   /// The event a live key stands for, as pop_until hands it out.
   void read_event(const Key& k, Event& out) const noexcept;
@@ -250,7 +251,7 @@ inline bool EventQueue::cancel(EventHandle h) noexcept {
     --head_;
     return;
   }
-  insert_slow(k);
+  insert_slow(k.time, k.order, k.slot);
 }
 
 inline void EventQueue::pop_front() {

@@ -80,7 +80,7 @@ class CorePool {
     NPUSIM_CHECK(n >= 0 && n <= grantable(stream, n, beyond_cap));
     held_[static_cast<std::size_t>(stream)] += n;
     free_ -= n;
-    busy_.add(now_ns, n);
+    add_busy(now_ns, n);
   }
   /// Returns `n` cores held by `stream`.
   void release(int stream, int n, TimeNs now_ns) {
@@ -88,7 +88,7 @@ class CorePool {
     NPUSIM_CHECK(n >= 0 && n <= held);
     held -= n;
     free_ += n;
-    busy_.add(now_ns, -n);
+    add_busy(now_ns, -n);
   }
   /// Cores in the pool.
   [[nodiscard]] int total() const noexcept { return total_; }
@@ -100,6 +100,12 @@ class CorePool {
   [[nodiscard]] TimeWeighted& busy() noexcept { return busy_; }
 
  private:
+  // busy_.add(), left out when nothing changes and nothing accrues (no core held before or
+  // after: an op of the other pool), which leaves the integral exactly as it was (0 x dt = 0).
+  void add_busy(TimeNs now_ns, int n) noexcept {
+    if (n != 0 || busy_.value() != 0) busy_.add(now_ns, n);
+  }
+
   int total_;
   int free_;
   int cap_;
