@@ -275,7 +275,8 @@ class CardModel final : public EventTarget {
 
   void on_host_done(std::uint64_t tag);
 
-  void on_launch_done(std::size_t s);
+  // (inlined into the event loop, its callers)
+  [[gnu::always_inline]] void on_launch_done(std::size_t s);
 
   void on_host_op_done(std::size_t s);
 
@@ -290,7 +291,10 @@ class CardModel final : public EventTarget {
   // pump_device() with the device queue free and a launched op waiting: dispatch and start it.
   [[gnu::noinline]] void device_next(std::size_t s);
 
-  bool try_start_on_cores(std::size_t s);
+  // (inlined into device_next(), the usual caller; wake_core_waiters() calls it through
+  // retry_on_cores())
+  [[gnu::always_inline]] bool try_start_on_cores(std::size_t s);
+  [[gnu::noinline]] bool retry_on_cores(std::size_t s) { return try_start_on_cores(s); }
 
   // One transfer of an op's memory phase ended; the phase ends with the last.
   void on_memory_done(std::size_t s) {
@@ -301,7 +305,8 @@ class CardModel final : public EventTarget {
   }
   [[gnu::always_inline]] void memory_phase_done(std::size_t s);
 
-  void on_op_done(std::size_t s);
+  // (inlined into the event loop, its caller)
+  [[gnu::always_inline]] void on_op_done(std::size_t s);
 
   void wake_core_waiters();
 

@@ -53,11 +53,10 @@ inline void CardModel::handle_event(std::uint32_t kind, std::uint64_t payload) {
       streams_[payload].waiting_dispatch = false;
       pump_device(static_cast<std::size_t>(payload));
       break;
-    case kComputeDone:
-      on_op_done(static_cast<std::size_t>(payload));
-      break;
     case kAicpuDone:
       aicpu_.complete();
+      [[fallthrough]];
+    case kComputeDone:
       on_op_done(static_cast<std::size_t>(payload));
       break;
     case kPcieOutDone:
@@ -137,7 +136,7 @@ void CardModel::on_host_done(std::uint64_t tag) {
   }
 }
 
-void CardModel::on_launch_done(std::size_t s) {
+inline void CardModel::on_launch_done(std::size_t s) {
   Stream& st = streams_[s];
   st.host_busy = false;
   const std::size_t op = order_[st.launched];
@@ -207,7 +206,7 @@ void CardModel::device_next(std::size_t s) {
 
 // Takes what the op wants, or fewer cores when fewer are free (then it runs more waves: the
 // timing at the smaller budget). With no core free at all it waits.
-bool CardModel::try_start_on_cores(std::size_t s) {
+inline bool CardModel::try_start_on_cores(std::size_t s) {
   Stream& st = streams_[s];
   const std::size_t op = order_[st.completed];
   const std::uint32_t gi = batches_[static_cast<std::size_t>(st.batch)].gear_idx;
@@ -253,7 +252,7 @@ bool CardModel::try_start_on_cores(std::size_t s) {
   return true;
 }
 
-void CardModel::on_op_done(std::size_t s) {
+inline void CardModel::on_op_done(std::size_t s) {
   Stream& st = streams_[s];
   const std::size_t op = order_[st.completed];
   const TimeNs now = sim_.now();
@@ -284,7 +283,7 @@ void CardModel::wake_core_waiters() {
   // not starved by small ones behind it.
   while (!core_waiters_.empty()) {
     const std::size_t w = core_waiters_.front();
-    if (!try_start_on_cores(w)) break;
+    if (!retry_on_cores(w)) break;
     streams_[w].waiting_cores = false;
     core_waiters_.pop_front();
   }
