@@ -273,7 +273,8 @@ class CardModel final : public EventTarget {
 
   [[gnu::always_inline]] void run_on_host(std::size_t s, TimeNs ns, HostWork what);
 
-  void on_host_done(std::uint64_t tag);
+  // (inlined into the event loop, its caller)
+  [[gnu::always_inline]] void on_host_done(std::uint64_t tag);
 
   // (inlined into the event loop, its callers)
   [[gnu::always_inline]] void on_launch_done(std::size_t s);

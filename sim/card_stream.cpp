@@ -121,7 +121,7 @@ void CardModel::host_next(std::size_t s) {
   run_on_host(s, ops_[op].launch_ns, kLaunch);
 }
 
-void CardModel::on_host_done(std::uint64_t tag) {
+inline void CardModel::on_host_done(std::uint64_t tag) {
   const auto s = static_cast<std::size_t>(tag >> kHostWorkBits);
   switch (tag & ((1U << kHostWorkBits) - 1)) {
     case kLaunch:
