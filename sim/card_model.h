@@ -68,9 +68,10 @@ struct OpInfo {
   std::string name;
   std::string type;
   Unit unit = Unit::kVector;
-  bool dynamic = false;  // data-dependent output shape: host round trip after it
-  bool bypass = false;   // ignores the stream's core limit (dynamic-shape or marked op)
-  TimeNs launch_ns = 0;  // host time to launch it
+  bool dynamic = false;   // data-dependent output shape: host round trip after it
+  bool bypass = false;    // ignores the stream's core limit (dynamic-shape or marked op)
+  bool any_core = false;  // bypass, and the scenario lets it (contention.core_limit_bypass)
+  TimeNs launch_ns = 0;   // host time to launch it
   std::optional<double> fixed_us;
   int fixed_block_dim = 1;
   double device_scale = 1;  // SimOptions::device_time_scale of its family (predicted ops only)
@@ -264,7 +265,7 @@ class CardModel final : public EventTarget {
     const Stream& st = streams_[s];
     if (st.host_busy) return;
     if (!st.sync_pending &&
-        (st.launched == order_.size() || st.barrier || st.launched - st.completed >= launch_depth_))
+        (st.launched == batch_ops_ || st.barrier || st.launched - st.completed >= launch_depth_))
       return;
     host_next(s);
   }
@@ -316,7 +317,7 @@ class CardModel final : public EventTarget {
   // Finishes the stream's batch when its last op and shape sync are done (then true).
   bool maybe_finish_batch(std::size_t s) {
     const Stream& st = streams_[s];
-    if (st.completed != order_.size() || st.sync_pending || st.host_busy) return false;
+    if (st.completed != batch_ops_ || st.sync_pending || st.host_busy) return false;
     return finish_batch(s);
   }
   // maybe_finish_batch() once every op is done: the output copy, then the batch's requests.
@@ -396,6 +397,7 @@ class CardModel final : public EventTarget {
   Simulator sim_;
   std::vector<OpInfo> ops_;
   std::vector<std::size_t> order_;
+  std::uint32_t batch_ops_ = 0;  // order_.size(): the ops of one batch, as the streams count them
   std::vector<std::optional<PreparedOp>> descs_;
   std::unordered_map<std::uint64_t, Timing> timings_;  // node-based: references stay valid
   struct MemoEntry {

@@ -89,6 +89,7 @@ void CardModel::check_fits() const {
 void CardModel::build_ops() {
   const Graph& g = sc_.graph;
   order_ = g.topo_order();
+  batch_ops_ = static_cast<std::uint32_t>(order_.size());
   ops_.resize(g.size());
   descs_.resize(g.size() * sc_.deployment.gears.size());
   for (std::size_t i = 0; i < g.size(); ++i) {
@@ -171,7 +172,8 @@ void CardModel::build_ops() {
       budget.uses_cube = info.unit == Unit::kCube || info.unit == Unit::kMix;
       budget.uses_vector = info.unit == Unit::kVector || info.unit == Unit::kMix;
       budget.host = info.unit == Unit::kHost;
-      const bool bypass = info.bypass && sc_.contention.core_limit_bypass;
+      info.any_core = info.bypass && sc_.contention.core_limit_bypass;
+      const bool bypass = info.any_core;
       budget.cube_cores = bypass ? cube_.total() : cube_.cap();
       budget.vector_cores = bypass ? vector_.total() : vector_.cap();
       anchoring_.classify(i, budget, result_.warnings);

@@ -214,7 +214,7 @@ inline bool CardModel::try_start_on_cores(std::size_t s) {
   const int l2 = l2_bucket();
   // An op that ignores the core limit is planned for the whole chip and takes any free core,
   // also those of other streams' shares.
-  const bool bypass = ops_[op].bypass && sc_.contention.core_limit_bypass;
+  const bool bypass = ops_[op].any_core;
   const int cube_budget = bypass ? cube_.total() : cube_.cap();
   const int vector_budget = bypass ? vector_.total() : vector_.cap();
   // What the op wants at its full budget depends only on (op, gear) and the L2 bucket: one
