@@ -408,7 +408,7 @@ class CardModel final : public EventTarget {
   // try_start_on_cores(): per op x gear, the timing at the op's full core budget for the last
   // L2 bucket it started under.
   struct WantMemo {
-    int l2 = 0;
+    int l2 = -2;  // none: buckets are -1 (the spec's default) to kL2Buckets
     const Timing* timing = nullptr;
   };
   std::vector<WantMemo> want_memo_;

@@ -220,7 +220,7 @@ inline bool CardModel::try_start_on_cores(std::size_t s) {
   // What the op wants at its full budget depends only on (op, gear) and the L2 bucket: one
   // remembered entry per (op, gear) spares the key and the memo's hash at most starts.
   WantMemo& wm = want_memo_[op * gears_ + gi];
-  if (wm.timing == nullptr || wm.l2 != l2) {
+  if (wm.l2 != l2) {  // (an empty entry's l2 matches no bucket)
     wm = WantMemo{l2, &timing(op, gi, cube_budget, vector_budget, l2)};
   }
   const Timing* want = wm.timing;
