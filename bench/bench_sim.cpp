@@ -10,8 +10,23 @@
 // per-event pushes inlined (-162 M), the pumps' nothing-to-do tests inline with their work out
 // of line (-94 M), no water-filling order for a lone transfer and a flat time-source table
 // (-27 M). Wall at load average ~5 on 2 cores: 13.6-15.8 -> 16.2-20.0 M events/s (median of 5).
-// Reported counters: events/s (simulated events per wall second) and, for whole runs, the wall
-// time of one run of 100k requests.
+// Session 11 (issue #16 item 3, target <= 290 per event), the same run: 2,157.8 M -> 1,737.1 M
+// instructions in the whole program (363.7 -> 292.8 per event, -19.5 %); inside simulate()
+// (valgrind --toggle-collect='npusim::sim::simulate*') 2,138.7 M -> 1,718.0 M (360.4 -> 289.5,
+// -19.7 %); output byte-identical. What gave it (in simulate()): the model's events handled in
+// its own run loop with the dispatch inlined, Simulator::run_for (-67 M); on_launch_done,
+// on_op_done, on_host_done, memory_phase_done inline in that loop and try_start_on_cores in
+// device_next (-132 M); the memory phase's transfers planned once per op timing,
+// FluidBandwidth::alone() (-63 M); host work tags by shift and run_on_host inline (-32 M); a
+// per (op, gear) memo of the op's full-budget timing, no integral update for an empty core
+// grant, pushes without a key in memory (-48 M); trace records out of line (-22 M); the op
+// count, the any-core flag and the gear count as members (-21 M); the layout test behind the
+// sorted run in take_until (-21 M with the memo's one compare); event keys holding the time
+// with its sign bit flipped, a sentinel ending the sorted run (-13 M). events/s at load average
+// 10 on 2 cores, best of 5: 23.7 M -> 32.8 M; the wall time of a run 545 -> 394 ms.
+// Reported counters: events/s (simulated events per CPU second: google-benchmark divides rate
+// counters by the CPU time, so it holds under load where the wall time does not) and, for whole
+// runs, the wall time of one run of 100k requests.
 #include <benchmark/benchmark.h>
 
 #include <filesystem>

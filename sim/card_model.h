@@ -47,8 +47,11 @@ enum Kind : std::uint32_t {
   kL2Done,
 };
 
-// What a stream's host thread runs on the shared host cores.
+// What a stream's host thread runs on the shared host cores; its completion's tag is
+// stream << kHostWorkBits | HostWork (a shift and a mask to take apart, not a division).
 enum HostWork : std::uint64_t { kLaunch, kHostOp, kSync, kHostWorkKinds };
+constexpr unsigned kHostWorkBits = 2;
+static_assert(kHostWorkKinds <= (1U << kHostWorkBits));
 
 // Among events of the same nanosecond, completions run before arrivals and batching windows, so
 // a request arriving exactly when a stream frees finds the stream free.
@@ -65,9 +68,10 @@ struct OpInfo {
   std::string name;
   std::string type;
   Unit unit = Unit::kVector;
-  bool dynamic = false;  // data-dependent output shape: host round trip after it
-  bool bypass = false;   // ignores the stream's core limit (dynamic-shape or marked op)
-  TimeNs launch_ns = 0;  // host time to launch it
+  bool dynamic = false;   // data-dependent output shape: host round trip after it
+  bool bypass = false;    // ignores the stream's core limit (dynamic-shape or marked op)
+  bool any_core = false;  // bypass, and the scenario lets it (contention.core_limit_bypass)
+  TimeNs launch_ns = 0;   // host time to launch it
   std::optional<double> fixed_us;
   int fixed_block_dim = 1;
   double device_scale = 1;  // SimOptions::device_time_scale of its family (predicted ops only)
@@ -83,6 +87,15 @@ struct Timing {
   TimeNs host_ns = 0;     // host ops: their whole time on the host thread
   int cube = 0;           // cores held
   int vector = 0;
+  // The memory phase's transfers, worked out once (plan_memory()): through HBM and through L2
+  // (when that contention is on), each at its cap (bytes over memory_ns) and how it runs alone.
+  int memory_parts = 0;
+  bool via_hbm = false;
+  bool via_l2 = false;
+  double hbm_cap = 0;
+  double l2_cap = 0;
+  FluidBandwidth::Alone hbm_alone;
+  FluidBandwidth::Alone l2_alone;
 };
 
 struct Request {
@@ -136,7 +149,7 @@ class CardModel final : public EventTarget {
 
   SimResult run() {
     begin();
-    sim_.run();
+    run_events();
     return end();
   }
 
@@ -160,7 +173,7 @@ class CardModel final : public EventTarget {
     if (measured < 0) stop_when_over_ = false;  // to the end, whatever the verdict
     if (measured >= 0 && measured_done() >= measured) return;
     pause_after_ = measured;
-    if (!ended() && !stopped_over()) sim_.run();
+    if (!ended() && !stopped_over()) run_events();
   }
   [[nodiscard]] bool ended() const { return sim_.pending_events() == 0; }
   [[nodiscard]] bool stopped_over() const {
@@ -177,6 +190,12 @@ class CardModel final : public EventTarget {
   void on_event(std::uint32_t kind, std::uint64_t payload) override;
 
  private:
+  // sim_.run() with this model's events handled in the loop (Simulator::run_for), and what
+  // on_event() does, inline there: both in card_stream.cpp.
+  void run_events();
+  friend class sim::Simulator;
+  [[gnu::always_inline]] void handle_event(std::uint32_t kind, std::uint64_t payload);
+
   // ---- setup ------------------------------------------------------------------------------
 
   void check_fits() const;
@@ -197,6 +216,9 @@ class CardModel final : public EventTarget {
   // timing() past the memo: the map, or a prediction stored in it.
   const Timing& timing_slow(std::uint64_t key, std::size_t op, std::uint32_t gear_idx, int cube,
                             int vector, int l2);
+
+  // Fills the memory-phase plan of a new timing (Timing::memory_parts and after).
+  void plan_memory(Timing& t) const;
 
   [[nodiscard]] double capacity_bytes_per_ns() const { return hw_.hbm_bytes_per_us() / 1e3; }
 
@@ -243,18 +265,20 @@ class CardModel final : public EventTarget {
     const Stream& st = streams_[s];
     if (st.host_busy) return;
     if (!st.sync_pending &&
-        (st.launched == order_.size() || st.barrier || st.launched - st.completed >= launch_depth_))
+        (st.launched == batch_ops_ || st.barrier || st.launched - st.completed >= launch_depth_))
       return;
     host_next(s);
   }
   // pump_host() with the host thread free and work for it: the shape sync owed, or the next op.
   [[gnu::noinline]] void host_next(std::size_t s);
 
-  void run_on_host(std::size_t s, TimeNs ns, HostWork what);
+  [[gnu::always_inline]] void run_on_host(std::size_t s, TimeNs ns, HostWork what);
 
-  void on_host_done(std::uint64_t tag);
+  // (inlined into the event loop, its caller)
+  [[gnu::always_inline]] void on_host_done(std::uint64_t tag);
 
-  void on_launch_done(std::size_t s);
+  // (inlined into the event loop, its callers)
+  [[gnu::always_inline]] void on_launch_done(std::size_t s);
 
   void on_host_op_done(std::size_t s);
 
@@ -269,7 +293,10 @@ class CardModel final : public EventTarget {
   // pump_device() with the device queue free and a launched op waiting: dispatch and start it.
   [[gnu::noinline]] void device_next(std::size_t s);
 
-  bool try_start_on_cores(std::size_t s);
+  // (inlined into device_next(), the usual caller; wake_core_waiters() calls it through
+  // retry_on_cores())
+  [[gnu::always_inline]] bool try_start_on_cores(std::size_t s);
+  [[gnu::noinline]] bool retry_on_cores(std::size_t s) { return try_start_on_cores(s); }
 
   // One transfer of an op's memory phase ended; the phase ends with the last.
   void on_memory_done(std::size_t s) {
@@ -278,9 +305,10 @@ class CardModel final : public EventTarget {
     if (--st.memory_parts > 0) return;
     memory_phase_done(s);
   }
-  [[gnu::noinline]] void memory_phase_done(std::size_t s);
+  [[gnu::always_inline]] void memory_phase_done(std::size_t s);
 
-  void on_op_done(std::size_t s);
+  // (inlined into the event loop, its caller)
+  [[gnu::always_inline]] void on_op_done(std::size_t s);
 
   void wake_core_waiters();
 
@@ -289,7 +317,7 @@ class CardModel final : public EventTarget {
   // Finishes the stream's batch when its last op and shape sync are done (then true).
   bool maybe_finish_batch(std::size_t s) {
     const Stream& st = streams_[s];
-    if (st.completed != order_.size() || st.sync_pending || st.host_busy) return false;
+    if (st.completed != batch_ops_ || st.sync_pending || st.host_busy) return false;
     return finish_batch(s);
   }
   // maybe_finish_batch() once every op is done: the output copy, then the batch's requests.
@@ -312,7 +340,7 @@ class CardModel final : public EventTarget {
     if (!measuring_) return;
     op_ns_[op] += ns;
     ++op_count_[op];
-    switch (op_source_[op * sc_.deployment.gears.size() + gear_idx]) {
+    switch (op_source_[op * gears_ + gear_idx]) {
       case TimeSource::kMeasured:
         ++result_.execution_sources.measured;
         break;
@@ -326,12 +354,21 @@ class CardModel final : public EventTarget {
     }
   }
 
+  // The timeline's records: the test inline, the recording out of line (so that a handler
+  // without a trace keeps its registers).
   void span(std::uint32_t track, std::uint32_t name, TimeNs start, TimeNs dur, std::int64_t batch) {
-    if (!opt_.trace || result_.trace.size() >= opt_.trace_max_spans) return;
+    if (opt_.trace) record_span(track, name, start, dur, batch);
+  }
+  [[gnu::noinline]] void record_span(std::uint32_t track, std::uint32_t name, TimeNs start,
+                                     TimeNs dur, std::int64_t batch) {
+    if (result_.trace.size() >= opt_.trace_max_spans) return;
     result_.trace.push_back(TraceSpan{track, name, start, dur, batch});
   }
   void cores_sample(TimeNs now) {
-    if (!opt_.trace || result_.trace.size() >= opt_.trace_max_spans) return;
+    if (opt_.trace) record_cores(now);
+  }
+  [[gnu::noinline]] void record_cores(TimeNs now) {
+    if (result_.trace.size() >= opt_.trace_max_spans) return;
     const TraceCores c{now, cube_.total() - cube_.free(), vector_.total() - vector_.free()};
     // several changes at one instant: keep the last
     if (!result_.trace_cores.empty() && result_.trace_cores.back().at_ns == now) {
@@ -360,6 +397,7 @@ class CardModel final : public EventTarget {
   Simulator sim_;
   std::vector<OpInfo> ops_;
   std::vector<std::size_t> order_;
+  std::uint32_t batch_ops_ = 0;  // order_.size(): the ops of one batch, as the streams count them
   std::vector<std::optional<PreparedOp>> descs_;
   std::unordered_map<std::uint64_t, Timing> timings_;  // node-based: references stay valid
   struct MemoEntry {
@@ -367,6 +405,13 @@ class CardModel final : public EventTarget {
     const Timing* timing = nullptr;
   };
   static constexpr int kTimingMemoBits = 10;
+  // try_start_on_cores(): per op x gear, the timing at the op's full core budget for the last
+  // L2 bucket it started under.
+  struct WantMemo {
+    int l2 = -2;  // none: buckets are -1 (the spec's default) to kL2Buckets
+    const Timing* timing = nullptr;
+  };
+  std::vector<WantMemo> want_memo_;
   std::vector<MemoEntry> timing_memo_ = std::vector<MemoEntry>(std::size_t{1} << kTimingMemoBits);
   std::vector<Stream> streams_;
   CorePool cube_;
@@ -381,8 +426,9 @@ class CardModel final : public EventTarget {
   ServerPool aicpu_;
   ServerPool pcie_;
   ServerPool pcie_out_;
-  Anchoring anchoring_;  // which ops run measured, anchored or predicted
+  Anchoring anchoring_;                // which ops run measured, anchored or predicted
   std::vector<TimeSource> op_source_;  // anchoring_.source() by op x gear, for account_op()
+  std::size_t gears_ = sc_.deployment.gears.size();
   std::deque<std::size_t> core_waiters_;
   std::deque<std::int64_t> ready_;
   std::vector<Request> requests_;

@@ -89,6 +89,7 @@ void CardModel::check_fits() const {
 void CardModel::build_ops() {
   const Graph& g = sc_.graph;
   order_ = g.topo_order();
+  batch_ops_ = static_cast<std::uint32_t>(order_.size());
   ops_.resize(g.size());
   descs_.resize(g.size() * sc_.deployment.gears.size());
   for (std::size_t i = 0; i < g.size(); ++i) {
@@ -171,7 +172,8 @@ void CardModel::build_ops() {
       budget.uses_cube = info.unit == Unit::kCube || info.unit == Unit::kMix;
       budget.uses_vector = info.unit == Unit::kVector || info.unit == Unit::kMix;
       budget.host = info.unit == Unit::kHost;
-      const bool bypass = info.bypass && sc_.contention.core_limit_bypass;
+      info.any_core = info.bypass && sc_.contention.core_limit_bypass;
+      const bool bypass = info.any_core;
       budget.cube_cores = bypass ? cube_.total() : cube_.cap();
       budget.vector_cores = bypass ? vector_.total() : vector_.cap();
       anchoring_.classify(i, budget, result_.warnings);
@@ -182,6 +184,7 @@ void CardModel::build_ops() {
   }
   const std::size_t gears = sc_.deployment.gears.size();
   op_source_.resize(g.size() * gears);
+  want_memo_.assign(g.size() * gears, WantMemo{});
   for (std::size_t i = 0; i < g.size(); ++i) {
     for (std::size_t gi = 0; gi < gears; ++gi) op_source_[i * gears + gi] = anchoring_.source(i, gi);
   }
@@ -254,7 +257,25 @@ const Timing& CardModel::timing_slow(std::uint64_t key, std::size_t op, std::uin
       t.vector = std::min(vector, static_cast<int>(std::ceil(t.cube * hw_.cube.mix_vector_ratio)));
     }
   }
+  plan_memory(t);
   return timings_.emplace(key, t).first->second;
+}
+
+// The memory phase moves its bytes through HBM and L2, each shared with the other streams' ops
+// as a fluid, each transfer capped at the rate that ends it with the phase when alone; the
+// phase ends when both transfers have.
+void CardModel::plan_memory(Timing& t) const {
+  t.via_hbm = t.memory_ns > 0 && t.hbm_bytes > 0;
+  t.via_l2 = sc_.contention.l2_bandwidth && t.memory_ns > 0 && t.l2_bytes > 0;
+  t.memory_parts = (t.via_hbm ? 1 : 0) + (t.via_l2 ? 1 : 0);
+  if (t.via_hbm) {
+    t.hbm_cap = t.hbm_bytes / static_cast<double>(t.memory_ns);
+    t.hbm_alone = hbm_.alone(t.hbm_bytes, t.hbm_cap);
+  }
+  if (t.via_l2) {
+    t.l2_cap = t.l2_bytes / static_cast<double>(t.memory_ns);
+    t.l2_alone = l2_.alone(t.l2_bytes, t.l2_cap);
+  }
 }
 
 // The L2 model. Between batches a stream re-reads the same weights and tables, and each op

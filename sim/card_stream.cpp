@@ -8,9 +8,15 @@
 
 namespace npusim::sim::card {
 
+// The memory phase's last transfer ended: the rest of the op (inlined into the event loop).
+inline void CardModel::memory_phase_done(std::size_t s) {
+  const Stream& st = streams_[s];
+  sim_.schedule_in(st.running->compute_ns, this, kComputeDone, s, kPrioCompletion);
+}
+
 // The resources route their completions here (route_to_owner()): each is booked in its
 // resource first, as the resource's own on_event() would, then handled.
-void CardModel::on_event(std::uint32_t kind, std::uint64_t payload) {
+inline void CardModel::handle_event(std::uint32_t kind, std::uint64_t payload) {
   switch (kind) {
     case kArrival:
       on_arrival(payload);
@@ -47,11 +53,10 @@ void CardModel::on_event(std::uint32_t kind, std::uint64_t payload) {
       streams_[payload].waiting_dispatch = false;
       pump_device(static_cast<std::size_t>(payload));
       break;
-    case kComputeDone:
-      on_op_done(static_cast<std::size_t>(payload));
-      break;
     case kAicpuDone:
       aicpu_.complete();
+      [[fallthrough]];
+    case kComputeDone:
       on_op_done(static_cast<std::size_t>(payload));
       break;
     case kPcieOutDone:
@@ -63,6 +68,10 @@ void CardModel::on_event(std::uint32_t kind, std::uint64_t payload) {
   }
 }
 
+void CardModel::on_event(std::uint32_t kind, std::uint64_t payload) { handle_event(kind, payload); }
+
+void CardModel::run_events() { sim_.run_for(*this); }
+
 void CardModel::start_batch(std::size_t s, std::int64_t b) {
   Stream& st = streams_[s];
   st = Stream{};
@@ -73,6 +82,18 @@ void CardModel::start_batch(std::size_t s, std::int64_t b) {
   active_ws_ += graph_working_set(batches_[static_cast<std::size_t>(b)].gear_idx);
   streams_busy_.add(sim_.now(), 1);
   pump_host(s);
+}
+
+// A stream's host work: on its own thread, or queued FIFO with every stream's on the card's
+// shared host cores ([host].cores) when that contention is on.
+// (Inlined into host_next(), its only caller: a call cost a sixth of it.)
+inline void CardModel::run_on_host(std::size_t s, TimeNs ns, HostWork what) {
+  if (host_) {
+    host_->submit(ns, s << kHostWorkBits | what);
+    return;
+  }
+  static constexpr std::uint32_t kDone[] = {kLaunchDone, kHostOpDone, kSyncDone};
+  sim_.schedule_in(ns, this, kDone[what], s, kPrioCompletion);
 }
 
 void CardModel::host_next(std::size_t s) {
@@ -100,20 +121,9 @@ void CardModel::host_next(std::size_t s) {
   run_on_host(s, ops_[op].launch_ns, kLaunch);
 }
 
-// A stream's host work: on its own thread, or queued FIFO with every stream's on the card's
-// shared host cores ([host].cores) when that contention is on.
-void CardModel::run_on_host(std::size_t s, TimeNs ns, HostWork what) {
-  if (host_) {
-    host_->submit(ns, s * kHostWorkKinds + what);
-    return;
-  }
-  static constexpr std::uint32_t kDone[] = {kLaunchDone, kHostOpDone, kSyncDone};
-  sim_.schedule_in(ns, this, kDone[what], s, kPrioCompletion);
-}
-
-void CardModel::on_host_done(std::uint64_t tag) {
-  const auto s = static_cast<std::size_t>(tag / kHostWorkKinds);
-  switch (tag % kHostWorkKinds) {
+inline void CardModel::on_host_done(std::uint64_t tag) {
+  const auto s = static_cast<std::size_t>(tag >> kHostWorkBits);
+  switch (tag & ((1U << kHostWorkBits) - 1)) {
     case kLaunch:
       on_launch_done(s);
       break;
@@ -126,7 +136,7 @@ void CardModel::on_host_done(std::uint64_t tag) {
   }
 }
 
-void CardModel::on_launch_done(std::size_t s) {
+inline void CardModel::on_launch_done(std::size_t s) {
   Stream& st = streams_[s];
   st.host_busy = false;
   const std::size_t op = order_[st.launched];
@@ -196,7 +206,7 @@ void CardModel::device_next(std::size_t s) {
 
 // Takes what the op wants, or fewer cores when fewer are free (then it runs more waves: the
 // timing at the smaller budget). With no core free at all it waits.
-bool CardModel::try_start_on_cores(std::size_t s) {
+inline bool CardModel::try_start_on_cores(std::size_t s) {
   Stream& st = streams_[s];
   const std::size_t op = order_[st.completed];
   const std::uint32_t gi = batches_[static_cast<std::size_t>(st.batch)].gear_idx;
@@ -204,10 +214,16 @@ bool CardModel::try_start_on_cores(std::size_t s) {
   const int l2 = l2_bucket();
   // An op that ignores the core limit is planned for the whole chip and takes any free core,
   // also those of other streams' shares.
-  const bool bypass = ops_[op].bypass && sc_.contention.core_limit_bypass;
+  const bool bypass = ops_[op].any_core;
   const int cube_budget = bypass ? cube_.total() : cube_.cap();
   const int vector_budget = bypass ? vector_.total() : vector_.cap();
-  const Timing* want = &timing(op, gi, cube_budget, vector_budget, l2);
+  // What the op wants at its full budget depends only on (op, gear) and the L2 bucket: one
+  // remembered entry per (op, gear) spares the key and the memo's hash at most starts.
+  WantMemo& wm = want_memo_[op * gears_ + gi];
+  if (wm.l2 != l2) {  // (an empty entry's l2 matches no bucket)
+    wm = WantMemo{l2, &timing(op, gi, cube_budget, vector_budget, l2)};
+  }
+  const Timing* want = wm.timing;
   const int gc = want->cube > 0 ? cube_.grantable(si, want->cube, bypass) : 0;
   const int gv = want->vector > 0 ? vector_.grantable(si, want->vector, bypass) : 0;
   if ((want->cube > 0 && gc == 0) || (want->vector > 0 && gv == 0)) return false;
@@ -226,25 +242,17 @@ bool CardModel::try_start_on_cores(std::size_t s) {
   st.running = t;
   st.op_start_ns = now;
   device_busy_.add(now, 1);
-  // The memory phase moves its bytes through HBM and L2, each shared with the other streams'
-  // ops as a fluid; it ends when both transfers have.
-  const bool via_hbm = t->memory_ns > 0 && t->hbm_bytes > 0;
-  const bool via_l2 = sc_.contention.l2_bandwidth && t->memory_ns > 0 && t->l2_bytes > 0;
-  st.memory_parts = (via_hbm ? 1 : 0) + (via_l2 ? 1 : 0);
-  if (via_hbm) hbm_.start(t->hbm_bytes, t->hbm_bytes / static_cast<double>(t->memory_ns), s);
-  if (via_l2) l2_.start(t->l2_bytes, t->l2_bytes / static_cast<double>(t->memory_ns), s);
+  // The memory phase (plan_memory()): through HBM and L2, ending when both transfers have.
+  st.memory_parts = t->memory_parts;
+  if (t->via_hbm) hbm_.start(t->hbm_bytes, t->hbm_cap, t->hbm_alone, s);
+  if (t->via_l2) l2_.start(t->l2_bytes, t->l2_cap, t->l2_alone, s);
   if (st.memory_parts == 0) {
     sim_.schedule_in(t->memory_ns + t->compute_ns, this, kComputeDone, s, kPrioCompletion);
   }
   return true;
 }
 
-void CardModel::memory_phase_done(std::size_t s) {
-  const Stream& st = streams_[s];
-  sim_.schedule_in(st.running->compute_ns, this, kComputeDone, s, kPrioCompletion);
-}
-
-void CardModel::on_op_done(std::size_t s) {
+inline void CardModel::on_op_done(std::size_t s) {
   Stream& st = streams_[s];
   const std::size_t op = order_[st.completed];
   const TimeNs now = sim_.now();
@@ -275,7 +283,7 @@ void CardModel::wake_core_waiters() {
   // not starved by small ones behind it.
   while (!core_waiters_.empty()) {
     const std::size_t w = core_waiters_.front();
-    if (!try_start_on_cores(w)) break;
+    if (!retry_on_cores(w)) break;
     streams_[w].waiting_cores = false;
     core_waiters_.pop_front();
   }

@@ -21,7 +21,7 @@ bool EventQueue::pop_heap_until(TimeNs until_ns, Event& out) {
       pop_front();
       continue;
     }
-    if (top.time_ns > until_ns) return false;
+    if (top.time > biased(until_ns)) return false;
     read_event(top, out);
     pop_front();
     free_slot(top.slot);
@@ -40,24 +40,26 @@ EventQueue::Taken EventQueue::take_heap_until(TimeNs until_ns) {
       pop_front();
       continue;
     }
-    if (top.time_ns > until_ns) break;
+    if (top.time > biased(until_ns)) break;
     pop_front();
     free_slot(top.slot);
     --live_;
     if (heap_entries() > kSortedMax && heap_entries() > 4 * (live_ + 1)) compact();
-    return Taken{&slots_[top.slot], top.time_ns};
+    return Taken{&slots_[top.slot], top.time_ns()};
   }
   return Taken{nullptr, 0};
 }
 
 // insert() past its common case: an empty or longer run, no room before the head, or the heap.
-void EventQueue::insert_slow(const Key& k) {
+void EventQueue::insert_slow(std::uint64_t time, std::uint64_t order, std::uint32_t slot) {
+  const Key k{time, order, slot};
   if (sorted_) {
     const std::size_t n = tail_ - head_;
     if (n < kSortedMax) {
       if (n == 0) {
         head_ = tail_ = kBuffer / 2;
         heap_[tail_++] = k;
+        heap_[tail_] = kSentinel;
         return;
       }
       if (earlier(k, heap_[head_ + n / 2])) {
@@ -80,6 +82,7 @@ void EventQueue::insert_slow(const Key& k) {
         }
         heap_[i] = k;
         ++tail_;
+        heap_[tail_] = kSentinel;
       }
       return;
     }
@@ -91,7 +94,7 @@ void EventQueue::insert_slow(const Key& k) {
 
 TimeNs EventQueue::next_time() {
   while (has_keys() && stale(front())) pop_front();
-  return has_keys() ? front().time_ns : kTimeNever;
+  return has_keys() ? front().time_ns() : kTimeNever;
 }
 
 void EventQueue::recentre() noexcept {
@@ -102,6 +105,7 @@ void EventQueue::recentre() noexcept {
   std::memmove(&heap_[to], &heap_[head_], n * sizeof(Key));
   head_ = to;
   tail_ = to + n;
+  heap_[tail_] = kSentinel;
 }
 
 void EventQueue::to_heap() {
@@ -117,11 +121,12 @@ void EventQueue::to_heap() {
 void EventQueue::to_sorted() {
   std::sort(heap_.begin(), heap_.end(), earlier);
   const std::size_t n = heap_.size();
-  heap_.resize(kBuffer);
+  heap_.resize(kBuffer + 1);
   const std::size_t to = (kBuffer - n) / 2;
   std::memmove(&heap_[to], &heap_[0], n * sizeof(Key));
   head_ = to;
   tail_ = to + n;
+  heap_[tail_] = kSentinel;
   sorted_ = true;
 }
 
@@ -183,6 +188,7 @@ void EventQueue::compact() {
       if (!stale(heap_[r])) heap_[w++] = heap_[r];
     }
     tail_ = w;
+    heap_[tail_] = kSentinel;
     return;
   }
   std::size_t w = 0;

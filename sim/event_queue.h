@@ -126,20 +126,29 @@ class EventQueue {
   // The heap holds small keys only; what an event carries stays in its slot. A key orders by
   // time, then by `order` = (priority + 2^15) << 48 | seq, so one integer compare settles
   // priority and insertion order.
+  // The time is kept with its sign bit flipped (biased(): unsigned order = signed order), so
+  // (time, order) is one 128-bit unsigned number and a compare is a subtract-with-borrow, no
+  // branch to mispredict and no flip per compare.
   struct Key {
-    TimeNs time_ns;
+    std::uint64_t time;  ///< biased(time_ns)
     std::uint64_t order;
     std::uint32_t slot;
+    [[nodiscard]] TimeNs time_ns() const noexcept { return unbiased(time); }
   };
+  [[nodiscard]] static constexpr std::uint64_t biased(TimeNs t) noexcept {
+    return static_cast<std::uint64_t>(t) ^ (std::uint64_t{1} << 63);
+  }
+  [[nodiscard]] static constexpr TimeNs unbiased(std::uint64_t b) noexcept {
+    return static_cast<TimeNs>(b ^ (std::uint64_t{1} << 63));
+  }
   static constexpr std::uint64_t kSeqMask = (std::uint64_t{1} << 48) - 1;
-  // (time, order) as one 128-bit unsigned number (the sign bit of time flipped to keep its
-  // order): the compare compiles to a subtract-with-borrow, no branch to mispredict.
   __extension__ using U128 = unsigned __int128;
   [[nodiscard]] static U128 wide(const Key& k) noexcept {
-    return (static_cast<U128>(static_cast<std::uint64_t>(k.time_ns) ^ (std::uint64_t{1} << 63))
-            << 64) |
-           k.order;
+    return (static_cast<U128>(k.time) << 64) | k.order;
   }
+  // Stands at heap_[tail_] in the sorted layout, later than every key (nothing is earlier than
+  // it), so the scans from the head need no bound check.
+  static constexpr Key kSentinel{~std::uint64_t{0}, ~std::uint64_t{0}, 0};
   [[nodiscard]] static bool earlier(const Key& a, const Key& b) noexcept {
     return wide(a) < wide(b);
   }
@@ -156,7 +165,8 @@ class EventQueue {
   [[nodiscard]] bool has_keys() const noexcept { return sorted_ ? tail_ > head_ : !heap_.empty(); }
   [[nodiscard]] const Key& front() const noexcept { return heap_[head_]; }
   void insert(const Key& k);
-  void insert_slow(const Key& k);
+  // (the key's fields as scalars: they stay in registers rather than go through memory)
+  void insert_slow(std::uint64_t time, std::uint64_t order, std::uint32_t slot);
   void free_slot(std::uint32_t slot) noexcept;
   /// The event a live key stands for, as pop_until hands it out.
   void read_event(const Key& k, Event& out) const noexcept;
@@ -173,7 +183,8 @@ class EventQueue {
 
   // The keys: sorted ascending in heap_[head_, tail_) of kBuffer entries (sorted_), else a
   // binary heap in all of heap_ with head_ == 0.
-  std::vector<Key> heap_ = std::vector<Key>(kBuffer);
+  // (kBuffer + 1 entries: the sentinel's place when the run ends at kBuffer)
+  std::vector<Key> heap_ = std::vector<Key>(kBuffer + 1, kSentinel);
   std::size_t head_ = kBuffer / 2;
   std::size_t tail_ = kBuffer / 2;
   bool sorted_ = true;
@@ -207,7 +218,7 @@ class EventQueue {
   s.payload = payload;
   s.kind = kind;
   const std::uint64_t order = (static_cast<std::uint64_t>(priority + 32768) << 48) | seq;
-  insert(Key{time_ns, order, slot});
+  insert(Key{biased(time_ns), order, slot});
   ++live_;
   return EventHandle{slot, seq};
 }
@@ -229,9 +240,10 @@ inline bool EventQueue::cancel(EventHandle h) noexcept {
   // second place, 94 % within the first four). Scanned from the head, the earlier keys move
   // down by one; longer runs and the rare cases go to insert_slow().
   const std::size_t n = tail_ - head_;
-  if (sorted_ && n - 1 < kScanMax && head_ > 0) {
+  // (the heap layout keeps head_ == tail_ == 0, so n - 1 < kScanMax also says "sorted")
+  if (n - 1 < kScanMax && head_ > 0) {
     std::size_t i = head_;
-    while (i < tail_ && earlier(heap_[i], k)) {
+    while (earlier(heap_[i], k)) {  // the sentinel at tail_ stops it
       heap_[i - 1] = heap_[i];
       ++i;
     }
@@ -239,7 +251,7 @@ inline bool EventQueue::cancel(EventHandle h) noexcept {
     --head_;
     return;
   }
-  insert_slow(k);
+  insert_slow(k.time, k.order, k.slot);
 }
 
 inline void EventQueue::pop_front() {
@@ -260,7 +272,7 @@ inline void EventQueue::free_slot(std::uint32_t slot) noexcept {
 
 inline void EventQueue::read_event(const Key& k, Event& out) const noexcept {
   const Slot& s = slots_[k.slot];
-  out.time_ns = k.time_ns;
+  out.time_ns = k.time_ns();
   out.priority = static_cast<std::int32_t>(k.order >> 48) - 32768;
   out.slot = k.slot;
   out.seq = s.seq;
@@ -278,7 +290,7 @@ inline bool EventQueue::pop_until(TimeNs until_ns, Event& out) {
       ++head_;
       continue;
     }
-    if (top.time_ns > until_ns) return false;
+    if (top.time > biased(until_ns)) return false;
     ++head_;
     read_event(top, out);
     free_slot(out.slot);
@@ -289,7 +301,8 @@ inline bool EventQueue::pop_until(TimeNs until_ns, Event& out) {
 }
 
 inline EventQueue::Taken EventQueue::take_until(TimeNs until_ns) {
-  if (!sorted_) return take_heap_until(until_ns);
+  // The heap layout keeps head_ == tail_ == 0, so it skips this loop and takes the heap's way
+  // below: the sorted layout, the usual one, pays no test of the layout.
   while (head_ < tail_) {
     const Key& top = heap_[head_];
     Slot& s = slots_[top.slot];
@@ -297,14 +310,15 @@ inline EventQueue::Taken EventQueue::take_until(TimeNs until_ns) {
       ++head_;
       continue;
     }
-    if (top.time_ns > until_ns) break;
+    if (top.time > biased(until_ns)) break;
     ++head_;
     s.seq = 0;
     s.next_free = free_head_;
     free_head_ = top.slot;
     --live_;
-    return Taken{&s, top.time_ns};
+    return Taken{&s, top.time_ns()};
   }
+  if (!sorted_) return take_heap_until(until_ns);
   return Taken{nullptr, 0};
 }
 

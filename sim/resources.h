@@ -80,7 +80,7 @@ class CorePool {
     NPUSIM_CHECK(n >= 0 && n <= grantable(stream, n, beyond_cap));
     held_[static_cast<std::size_t>(stream)] += n;
     free_ -= n;
-    busy_.add(now_ns, n);
+    add_busy(now_ns, n);
   }
   /// Returns `n` cores held by `stream`.
   void release(int stream, int n, TimeNs now_ns) {
@@ -88,7 +88,7 @@ class CorePool {
     NPUSIM_CHECK(n >= 0 && n <= held);
     held -= n;
     free_ += n;
-    busy_.add(now_ns, -n);
+    add_busy(now_ns, -n);
   }
   /// Cores in the pool.
   [[nodiscard]] int total() const noexcept { return total_; }
@@ -100,6 +100,12 @@ class CorePool {
   [[nodiscard]] TimeWeighted& busy() noexcept { return busy_; }
 
  private:
+  // busy_.add(), left out when nothing changes and nothing accrues (no core held before or
+  // after: an op of the other pool), which leaves the integral exactly as it was (0 x dt = 0).
+  void add_busy(TimeNs now_ns, int n) noexcept {
+    if (n != 0 || busy_.value() != 0) busy_.add(now_ns, n);
+  }
+
   int total_;
   int free_;
   int cap_;
@@ -121,11 +127,28 @@ class FluidBandwidth final : public EventTarget {
   /// synchronously from inside the completion event.
   FluidBandwidth(Simulator& sim, double capacity_bytes_per_ns, EventTarget* owner,
                  std::uint32_t done_kind);
-  /// Starts moving `bytes` (> 0) at no more than `cap_bytes_per_ns` (> 0).
-  [[gnu::always_inline]] void start(double bytes, double cap_bytes_per_ns, std::uint64_t tag) {
+  /// A transfer moving alone: its rate, min(cap, capacity), and its duration in whole ns.
+  struct Alone {
+    double rate = 0;
+    TimeNs ns = 0;
+  };
+  /// What a transfer of `bytes` (> 0) capped at `cap_bytes_per_ns` (> 0) does alone (start()
+  /// with no other transfer moving). A caller that starts the same transfer many times (the
+  /// card model: once per op timing) keeps it and passes it to start().
+  [[nodiscard]] Alone alone(double bytes, double cap_bytes_per_ns) const {
     NPUSIM_CHECK(bytes > 0 && cap_bytes_per_ns > 0);
+    const double rate = std::min(cap_bytes_per_ns, capacity_);
+    return Alone{rate, static_cast<TimeNs>(ceil_nonneg(bytes / rate))};
+  }
+  /// Starts moving `bytes` (> 0) at no more than `cap_bytes_per_ns` (> 0).
+  void start(double bytes, double cap_bytes_per_ns, std::uint64_t tag) {
+    start(bytes, cap_bytes_per_ns, alone(bytes, cap_bytes_per_ns), tag);
+  }
+  /// start() with alone(bytes, cap_bytes_per_ns) already computed.
+  [[gnu::always_inline]] void start(double bytes, double cap_bytes_per_ns, const Alone& a,
+                                    std::uint64_t tag) {
     if (active_.empty()) {
-      start_alone(bytes, cap_bytes_per_ns, tag);
+      start_alone(bytes, cap_bytes_per_ns, a, tag);
     } else {
       start_shared(bytes, cap_bytes_per_ns, tag);
     }
@@ -167,15 +190,13 @@ class FluidBandwidth final : public EventTarget {
   void settle();
   void reshare();
   /// start() with no other transfer moving (the usual case), inline: reshare() with one
-  /// transfer, written out. Its share is the whole capacity, its rate min(cap, capacity).
-  [[gnu::always_inline]] void start_alone(double bytes, double cap_bytes_per_ns,
+  /// transfer, written out. Its share is the whole capacity, its rate min(cap, capacity)
+  /// (alone()).
+  [[gnu::always_inline]] void start_alone(double bytes, double cap_bytes_per_ns, const Alone& a,
                                           std::uint64_t tag) {
     settled_ns_ = sim_.now();
-    const double rate = std::min(cap_bytes_per_ns, capacity_);
-    const double ns = ceil_nonneg(bytes / rate);
-    const EventHandle done =
-        sim_.schedule_in(static_cast<TimeNs>(ns), event_target_, event_kind_, tag);
-    active_.push_back(Transfer{tag, bytes, cap_bytes_per_ns, rate, done});
+    const EventHandle done = sim_.schedule_in(a.ns, event_target_, event_kind_, tag);
+    active_.push_back(Transfer{tag, bytes, cap_bytes_per_ns, a.rate, done});
     // order_ is left alone: a lone transfer's order is {0}, written by start_shared() when a
     // second one joins (order_ is kept only while two or more move).
   }
