@@ -58,6 +58,22 @@ void check_search(const Scenario& sc, double tolerance) {
   check_max_qps_tolerance(tolerance);
 }
 
+// A search that met the target at its highest rate found no capacity, only its own limit: with
+// so few requests, or so loose a target, that even arrivals all at once meet it. Reporting that
+// limit (rate_qps x 2^30) as the capacity would be a number with no meaning.
+void check_bounded(const MaxQps& m, const Scenario& sc) {
+  if (m.rate_qps > 0 && !m.fail_qps) {
+    throw InputError(
+        kCommandLine,
+        fmt::format("--find-max-qps: the P99 ({:.4g} ms) meets target.p99_ms = {:g} ms even at "
+                    "{:.3g} QPS (workload.rate_qps x 2^{}), where the {} measured requests arrive "
+                    "almost at once: nothing in this scenario bounds the capacity; give "
+                    "workload.requests a queue's worth of requests (thousands) or a tighter target",
+                    m.result.latency.p99_ms, *sc.target.p99_ms, m.rate_qps, kMaxRateDoublings,
+                    sc.workload.requests));
+  }
+}
+
 // A rate's run, with its over-count (measured requests known to exceed the target, P99Watch) and
 // y (see Search::y_of) after each step taken, and the over-count at its end once it ran there.
 struct Rate {
@@ -421,8 +437,10 @@ CapacityProbe probe_capacity(const Scenario& scenario, const HwSpec& hw,
 MaxQps find_max_qps(Scenario sc, const HwSpec& hw, double tolerance, const SimOptions& options) {
   check_search(sc, tolerance);
   const CapacityProbe probe = probe_capacity(sc, hw, options);
-  Search search(std::move(sc), hw, tolerance, probe, options);
-  return search.run();
+  Search search(sc, hw, tolerance, probe, options);
+  MaxQps m = search.run();
+  check_bounded(m, sc);
+  return m;
 }
 
 MaxQps find_max_qps_bisection(Scenario sc, const HwSpec& hw, double tolerance,
@@ -473,6 +491,7 @@ MaxQps find_max_qps_bisection(Scenario sc, const HwSpec& hw, double tolerance,
   m.rate_qps = lo;
   if (lo < hi) m.fail_qps = hi;
   m.result = at_lo ? std::move(*at_lo) : std::move(last);
+  check_bounded(m, sc);
   return m;
 }
 

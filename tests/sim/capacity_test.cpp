@@ -201,4 +201,12 @@ TEST_CASE("The search refuses what the bisection refuses", "[capacity]") {
   // Finer than a run resolves, and the search's cost grows as 1 / tolerance: refused.
   CHECK_THROWS_WITH(find_max_qps(sc, hw, 1e-12), Catch::Contains("got 1e-12"));
   CHECK_THROWS_WITH(find_max_qps_bisection(sc, hw, 0.0), Catch::Contains("tolerance must be"));
+  // Two requests meet the 1 ms target even arriving together (the second waits one 108 us
+  // service): no rate bounds the capacity, and the search's limit is not reported as one.
+  const Scenario two = npusim::sim::load_scenario(
+      npusim::test::bundled_scenario("mdc_validation"),
+      {"workload.requests=2", "workload.warmup_requests=0"});
+  CHECK_THROWS_WITH(find_max_qps(two, hw, 0.02), Catch::Contains("nothing in this scenario bounds"));
+  CHECK_THROWS_WITH(find_max_qps_bisection(two, hw, 0.02),
+                    Catch::Contains("nothing in this scenario bounds"));
 }
