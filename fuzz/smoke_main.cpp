@@ -1,11 +1,12 @@
-// The `main` of the fuzz smoke (fuzz/README.md): each harness's LLVMFuzzerTestOneInput linked
-// without libFuzzer, in the ci build (GCC, ASan+UBSan), so CI keeps every harness compiling and
-// running without a second, clang-instrumented build of the libraries. It runs every seed, then
+// The `main` of the fuzz smoke (fuzz/README.md): every harness's LLVMFuzzerTestOneInput, renamed
+// and compiled into this one program without libFuzzer (fuzz/CMakeLists.txt), in the ci build
+// (ASan+UBSan), so CI keeps every harness compiling and running without a second,
+// coverage-instrumented build of the libraries. It runs the named harness on every seed, then
 // mutates seeds at random (bit flips, byte insertions and deletions, copied and cut ranges,
 // truncation) until its time is up. No coverage guidance: this keeps harnesses from rotting;
 // finding defects is scripts/fuzz.sh's work.
 //
-//   smoke_<harness> SECONDS RNG_SEED SEED_FILE_OR_FOLDER...
+//   fuzz_smoke HARNESS SECONDS RNG_SEED SEED_FILE_OR_FOLDER...
 //
 // A folder's files are taken recursively. A seed ending in .sql stands for the SQLite database
 // it creates (the repository keeps no binary database). Before it dies, a sanitizer report
@@ -25,7 +26,8 @@
 #include <string>
 #include <vector>
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
+#include "fuzz/smoke_harnesses.h"
+
 // The sanitizer runtime's, when one is linked (weak: the smoke also builds without sanitizers).
 extern "C" void __sanitizer_set_death_callback(void (*callback)()) __attribute__((weak));
 
@@ -130,17 +132,25 @@ Bytes mutate(Bytes b, std::mt19937_64& rng) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 4) {
-    std::cerr << "usage: " << argv[0] << " SECONDS RNG_SEED SEED_FILE_OR_FOLDER...\n";
+  const auto& harnesses = npusim::fuzz::smoke_harnesses();
+  const auto harness =
+      argc < 2 ? harnesses.end()
+               : std::find_if(harnesses.begin(), harnesses.end(),
+                              [&](const auto& h) { return std::string(h.name) == argv[1]; });
+  if (argc < 5 || harness == harnesses.end()) {
+    std::cerr << "usage: " << argv[0] << " HARNESS SECONDS RNG_SEED SEED_FILE_OR_FOLDER...\n"
+              << "harnesses:";
+    for (const auto& h : harnesses) std::cerr << " " << h.name;
+    std::cerr << "\n";
     return 2;
   }
-  const double seconds = std::stod(argv[1]);
-  std::mt19937_64 rng(std::stoull(argv[2]));
-  g_crash_file = "smoke-crash-" + fs::path(argv[0]).filename().string();
+  const double seconds = std::stod(argv[2]);
+  std::mt19937_64 rng(std::stoull(argv[3]));
+  g_crash_file = std::string("smoke-crash-") + harness->name;
   if (__sanitizer_set_death_callback != nullptr) __sanitizer_set_death_callback(on_death);
 
   std::vector<Bytes> seeds;
-  for (int i = 3; i < argc; ++i) {
+  for (int i = 4; i < argc; ++i) {
     const fs::path p(argv[i]);
     if (fs::is_directory(p)) {
       std::vector<fs::path> files;
@@ -165,7 +175,7 @@ int main(int argc, char** argv) {
   const auto run = [&](Bytes input) {
     g_current = std::move(input);
     try {
-      LLVMFuzzerTestOneInput(g_current.data(), g_current.size());
+      harness->run(g_current.data(), g_current.size());
     } catch (const std::exception& e) {
       std::cerr << "fuzz smoke: uncaught exception: " << e.what() << "\n";
       on_death();
@@ -181,7 +191,7 @@ int main(int argc, char** argv) {
   while (std::chrono::steady_clock::now() < end) {
     if (!run(mutate(seeds[rng() % seeds.size()], rng))) return 1;
   }
-  std::cout << "fuzz smoke: " << runs << " inputs (" << seeds.size() << " seeds) in " << seconds
+  std::cout << "fuzz smoke: " << harness->name << ": " << runs << " inputs (" << seeds.size() << " seeds) in " << seconds
             << " s\n";
   return 0;
 }

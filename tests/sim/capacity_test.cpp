@@ -149,7 +149,10 @@ TEST_CASE("The search finds the bisection's capacity on the default, multi-strea
 
 // The search predicts one rate's verdict from another's run through the shared arrival sequence
 // (sim/capacity.cpp): whatever the sequence, its bracket must still be two exact verdicts, and the
-// crossing it holds the bisection's.
+// crossing it holds the bisection's. 2,000 requests, not the 4,000 of the case above: the search
+// needs as many simulations or more on the noisier P99 (its predictions are no easier), while the
+// bisection, most of this test's cost at 4,000, costs half (seeds 2-7 all held when this was
+// chosen: kernel events of both searches over seeds 2 and 3, 24.7 M at 4,000, 16.5 M at 2,000).
 TEST_CASE("Over seeds and stream counts the search's bracket is exact and holds the bisection's "
           "capacity",
           "[capacity]") {
@@ -160,8 +163,8 @@ TEST_CASE("Over seeds and stream counts the search's bracket is exact and holds 
                                 "deployment.streams=4"}) {
       const Scenario sc = npusim::sim::load_scenario(
           npusim::test::bundled_scenario("default"),
-          {seed, streams, "deployment.gears=[1, 2, 4, 8, 16]", "workload.requests=4000",
-           "workload.warmup_requests=400"});
+          {seed, streams, "deployment.gears=[1, 2, 4, 8, 16]", "workload.requests=2000",
+           "workload.warmup_requests=200"});
       const MaxQps fast = find_max_qps(sc, hw, tol);
       const MaxQps plain = find_max_qps_bisection(sc, hw, tol);
       INFO(seed << " " << streams << ": search " << fast.rate_qps << ".."
