@@ -142,11 +142,11 @@ std::optional<Estimate> best_setting(const std::filesystem::path& file, const An
   Estimate s;
   s.kind = "setting";
   if (*best->max_qps > *sw.baseline.max_qps) {
-    s.via = fmt::format("{}={}", sw.keys.front(), best->values.front());
+    s.via = fmt::format("{}={}", sw.axes.front().key, best->values.front());
     s.qps_at_target = best->max_qps;
     s.qps_gain = *best->max_qps / *sw.baseline.max_qps - 1;
   } else {
-    s.via = fmt::format("{} as the scenario has it (no value tried does better)", sw.keys.front());
+    s.via = fmt::format("{} as the scenario has it (no value tried does better)", sw.axes.front().key);
     s.qps_at_target = sw.baseline.max_qps;
     s.qps_gain = 0.0;
   }

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
 
 #include "app/accuracy_report.h"
 #include "app/common.h"
@@ -38,7 +40,6 @@ struct CrossValArgs {
 struct RunDef {
   std::string name, workload, hw;
   std::vector<std::string> paths;
-  std::vector<fs::path> canonical;  ///< the paths resolved, to find a profile listed twice
 };
 
 // True when one of two canonical paths is the other or a folder holding it: the profiles under
@@ -59,6 +60,7 @@ std::vector<RunDef> read_corpus(const std::string& file) {
   const std::string root_text = top.string("root");
   const fs::path root = fs::path(file).parent_path() / root_text;
   std::vector<RunDef> out;
+  std::vector<std::pair<fs::path, std::string>> listed;  // every path resolved, with its run
   for (TableReader t : top.table_array("run")) {
     RunDef d;
     d.name = t.string("name");
@@ -76,24 +78,18 @@ std::vector<RunDef> read_corpus(const std::string& file) {
       // A profile read twice counts its rows twice in its run; one in two runs puts a held-out
       // run's rows in its own training set, and the cross-run figures come out optimistic.
       const fs::path canon = fs::weakly_canonical(full);
-      for (const fs::path& c : d.canonical) {
-        if (overlaps(c, canon)) {
-          t.fail("paths", fmt::format("run '{}': {} overlaps {}, listed before in the same run: "
-                                      "its profiles would be read twice",
-                                      d.name, canon.string(), c.string()));
-        }
+      for (const auto& [c, run] : listed) {
+        if (!overlaps(c, canon)) continue;
+        t.fail("paths", run == d.name
+                            ? fmt::format("run '{}': {} overlaps {}, listed before in the same "
+                                          "run: its profiles would be read twice",
+                                          d.name, canon.string(), c.string())
+                            : fmt::format("run '{}': {} overlaps {} of run '{}': a run held out "
+                                          "would be in its own training set",
+                                          d.name, canon.string(), c.string(), run));
       }
-      for (const auto& o : out) {
-        for (const fs::path& c : o.canonical) {
-          if (overlaps(c, canon)) {
-            t.fail("paths", fmt::format("run '{}': {} overlaps {} of run '{}': a run held out "
-                                        "would be in its own training set",
-                                        d.name, canon.string(), c.string(), o.name));
-          }
-        }
-      }
+      listed.emplace_back(canon, d.name);
       d.paths.push_back(full.string());
-      d.canonical.push_back(canon);
     }
     if (d.paths.empty()) t.fail("paths", fmt::format("run '{}' has no paths", d.name));
     t.finish();

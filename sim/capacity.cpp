@@ -364,6 +364,7 @@ class Search {
     for (const auto& [k, r] : runs_) events_ += r.run.events();
     m.simulations = simulations_ + probe_.simulations;
     m.events = events_ + probe_.events;
+    check_bounded(m, sc_);
     return m;
   }
 
@@ -437,10 +438,8 @@ CapacityProbe probe_capacity(const Scenario& scenario, const HwSpec& hw,
 MaxQps find_max_qps(Scenario sc, const HwSpec& hw, double tolerance, const SimOptions& options) {
   check_search(sc, tolerance);
   const CapacityProbe probe = probe_capacity(sc, hw, options);
-  Search search(sc, hw, tolerance, probe, options);
-  MaxQps m = search.run();
-  check_bounded(m, sc);
-  return m;
+  Search search(std::move(sc), hw, tolerance, probe, options);
+  return search.run();
 }
 
 MaxQps find_max_qps_bisection(Scenario sc, const HwSpec& hw, double tolerance,

@@ -285,6 +285,12 @@ std::string opt_text(const std::optional<std::int64_t>& v) {
 
 }  // namespace
 
+std::vector<std::string> SweepResult::keys() const {
+  std::vector<std::string> k;
+  for (const SweepAxis& a : axes) k.push_back(a.key);
+  return k;
+}
+
 std::vector<std::string> grid_point_values(const std::vector<SweepAxis>& axes, std::size_t index) {
   std::vector<std::string> v(axes.size());
   for (std::size_t a = axes.size(); a-- > 0;) {
@@ -421,8 +427,7 @@ SweepResult run_sweep(const SweepSpec& spec, unsigned jobs, const SweepProgress&
   r.scenario = base.info.name;
   r.scenario_file = spec.scenario_file.string();
   r.sets = spec.sets;
-  for (const SweepAxis& a : spec.axes) r.axes.push_back(a);
-  for (const SweepAxis& a : spec.axes) r.keys.push_back(a.key);
+  r.axes = spec.axes;
   r.grid_points = grid;
   r.shard = spec.shard;
   r.find_max_qps = spec.find_max_qps;
@@ -482,7 +487,7 @@ void analyse_sweep(SweepResult& r) {
 
 std::string sweep_to_csv(const SweepResult& r) {
   std::string s = "index";
-  for (const std::string& k : r.keys) {
+  for (const std::string& k : r.keys()) {
     s += ',';
     s += csv_field(k);
   }
@@ -510,7 +515,7 @@ std::string sweep_to_csv(const SweepResult& r) {
 }
 
 std::string sweep_to_text(const SweepResult& r) {
-  std::vector<std::string> head = r.keys;
+  std::vector<std::string> head = r.keys();
   if (r.find_max_qps) head.emplace_back("max QPS");
   for (const char* h : {"QPS", "samples/s", "P50 ms", "P99 ms", "cube %", "vector %", "cards"}) {
     head.emplace_back(h);
@@ -555,7 +560,7 @@ std::string sweep_to_text(const SweepResult& r) {
     const auto it = std::find_if(r.points.begin(), r.points.end(),
                                  [](const SweepPoint& p) { return !p.feasible; });
     s += fmt::format("skipped {} infeasible point(s), e.g. {}: {}\n", r.skipped(),
-                     point_label(r.keys, it->values), it->skip_reason);
+                     point_label(r.keys(), it->values), it->skip_reason);
   }
   const std::string target =
       r.target_p99_ms ? fmt::format("P99 <= {} ms", *r.target_p99_ms) : std::string("no target");
@@ -571,7 +576,7 @@ std::string sweep_to_text(const SweepResult& r) {
         "best under {}: {} -> {:.0f} samples/s, {}, P99 {:.3f} ms; {:+.1f}% "
         "throughput over the scenario's own configuration ({:.0f} samples/s, P99 "
         "{:.3f} ms)\n",
-        target, point_label(r.keys, p.values), p.throughput, rate(p), p.p99_ms, 100 * gain,
+        target, point_label(r.keys(), p.values), p.throughput, rate(p), p.p99_ms, 100 * gain,
         b.throughput, b.p99_ms);
     if (!r.find_max_qps) {
       // At one offered rate every point that keeps up carries the same traffic, so throughput
@@ -588,7 +593,7 @@ std::string sweep_to_text(const SweepResult& r) {
       s += fmt::format("fewest cards for {:.0f} QPS{}: {} -> {} card(s) (the scenario's own: {})\n",
                        *r.target_traffic_qps,
                        r.target_p99_ms ? fmt::format(" at {}", target) : std::string(),
-                       point_label(r.keys, p.values), *p.cards_needed,
+                       point_label(r.keys(), p.values), *p.cards_needed,
                        b.cards_needed ? std::to_string(*b.cards_needed) : std::string("-"));
     } else {
       s += fmt::format("no point carries {:.0f} QPS at {}\n", *r.target_traffic_qps, target);

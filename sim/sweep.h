@@ -23,6 +23,7 @@ namespace npusim::sim {
 struct SweepAxis {
   std::string key;  ///< "section.key", one of scenario_keys()
   std::vector<std::string> values;
+  friend bool operator==(const SweepAxis&, const SweepAxis&) = default;
 };
 
 /// Expands a value list: items separated by commas (outside [] and {}), each a literal or an
@@ -81,9 +82,8 @@ struct SweepResult {
   std::string scenario;       ///< the scenario's name
   std::string scenario_file;  ///< as given
   std::vector<std::string> sets;
-  std::vector<std::string> keys;  ///< axis keys, in axis order
-  std::vector<SweepAxis> axes;    ///< the axes (keys and values): the grid, point by point
-  std::size_t grid_points = 0;    ///< points in the full grid
+  std::vector<SweepAxis> axes;  ///< the grid, axis by axis: each point's values follow its index
+  std::size_t grid_points = 0;  ///< points in the full grid
   SweepShard shard;               ///< {0, 1} for a whole sweep or a complete merge
   bool find_max_qps = false;
   std::optional<double> target_p99_ms;
@@ -95,6 +95,8 @@ struct SweepResult {
 
   /// Points that were skipped as infeasible.
   [[nodiscard]] std::size_t skipped() const noexcept;
+  /// The axes' keys, in axis order.
+  [[nodiscard]] std::vector<std::string> keys() const;
 };
 
 /// Progress: called after each finished point with (points done, points of this run), from the

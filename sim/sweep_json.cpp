@@ -160,10 +160,6 @@ class JsonReader {
   std::string file_;
 };
 
-[[noreturn]] void fail_values(const JsonReader& in, const std::string& where) {
-  in.fail(where + ": expected a non-empty list of strings");
-}
-
 }  // namespace
 
 std::string sweep_to_json(const SweepResult& r) {
@@ -172,7 +168,7 @@ std::string sweep_to_json(const SweepResult& r) {
   j["scenario"] = r.scenario;
   j["scenario_file"] = r.scenario_file;
   j["sets"] = r.sets;
-  j["keys"] = r.keys;
+  j["keys"] = r.keys();
   Json axes = Json::array();
   for (const SweepAxis& a : r.axes) axes.push_back(a.values);
   j["axes"] = std::move(axes);
@@ -210,17 +206,19 @@ SweepResult sweep_from_json(const std::string& text, const std::string& file) {
   r.scenario = in.string(j, "scenario", "sweep");
   r.scenario_file = in.string(j, "scenario_file", "sweep");
   r.sets = in.strings(j, "sets", "sweep");
-  r.keys = in.strings(j, "keys", "sweep");
+  const std::vector<std::string> keys = in.strings(j, "keys", "sweep");
   const Json& axes = in.field(j, "axes", "sweep");
-  if (!axes.is_array() || axes.size() != r.keys.size()) {
-    in.fail(fmt::format("axes: expected a list of {} value lists, one per key", r.keys.size()));
+  if (!axes.is_array() || axes.size() != keys.size()) {
+    in.fail(fmt::format("axes: expected a list of {} value lists, one per key", keys.size()));
   }
   for (std::size_t a = 0; a < axes.size(); ++a) {
-    SweepAxis axis{r.keys[a], {}};
-    const std::string where = fmt::format("axes[{}]", a);
-    if (!axes[a].is_array() || axes[a].empty()) fail_values(in, where);
+    const auto not_values = [&] {
+      in.fail(fmt::format("axes[{}]: expected a non-empty list of strings", a));
+    };
+    if (!axes[a].is_array() || axes[a].empty()) not_values();
+    SweepAxis axis{keys[a], {}};
     for (const Json& v : axes[a]) {
-      if (!v.is_string()) fail_values(in, where);
+      if (!v.is_string()) not_values();
       axis.values.push_back(v.get<std::string>());
     }
     r.axes.push_back(std::move(axis));
@@ -239,8 +237,8 @@ SweepResult sweep_from_json(const std::string& text, const std::string& file) {
   if (!pts.is_array()) in.fail("points: expected a list");
   for (std::size_t i = 0; i < pts.size(); ++i) {
     SweepPoint p = in.point(pts[i], fmt::format("points[{}]", i), true);
-    if (p.values.size() != r.keys.size()) {
-      in.fail(fmt::format("points[{}]: {} values for {} keys", i, p.values.size(), r.keys.size()));
+    if (p.values.size() != keys.size()) {
+      in.fail(fmt::format("points[{}]: {} values for {} keys", i, p.values.size(), keys.size()));
     }
     if (p.index >= r.grid_points) {
       in.fail(fmt::format("points[{}]: index {} outside the grid of {} points", i, p.index,
@@ -302,11 +300,8 @@ SweepResult merge_sweeps(const std::vector<SweepResult>& shards,
       differs("scenario");
     }
     if (s.sets != first.sets) differs("--set overrides");
-    if (s.keys != first.keys || s.grid_points != first.grid_points) differs("--vary axes");
-    for (std::size_t a = 0; a < s.axes.size() && a < first.axes.size(); ++a) {
-      if (s.axes[a].values != first.axes[a].values) differs("--vary values");
-    }
-    if (s.axes.size() != first.axes.size()) differs("--vary axes");
+    if (s.keys() != first.keys() || s.grid_points != first.grid_points) differs("--vary axes");
+    if (s.axes != first.axes) differs("--vary values");
     if (s.shard.n != first.shard.n) differs("shard count");
     if (s.find_max_qps != first.find_max_qps) differs("--find-max-qps");
     if (s.target_p99_ms != first.target_p99_ms ||
