@@ -36,6 +36,12 @@ std::vector<std::string> warning_texts(std::uint32_t flags, const std::string& o
     out.push_back(fmt::format("{}: inputs do not match the op's expected shapes; best-effort estimate",
                               op_type));
   }
+  if (flags & kWarnExceedsDeviceMemory) {
+    out.push_back(fmt::format("{}: its tensors (inputs read + outputs written) exceed the chip's "
+                              "device memory (hbm_bytes); no card can run it as given: check the "
+                              "shapes",
+                              op_type));
+  }
   return out;
 }
 

@@ -44,6 +44,9 @@ enum OpWarning : std::uint32_t {
   kWarnInt64ScalarFallback = 1u << 1,  ///< int64 arithmetic on the scalar unit
   kWarnOutputInferred = 1u << 2,    ///< output shape inferred by the model
   kWarnShapeMismatch = 1u << 3,     ///< inputs do not fit the op's expected arity/shape; best effort
+  /// the inputs read plus the bytes written exceed the chip's device memory (hbm_bytes): no card
+  /// holds the op as given, so its time is a formula's extrapolation, not a run that can happen
+  kWarnExceedsDeviceMemory = 1u << 4,
 };
 
 /// The answer for one op.

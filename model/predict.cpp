@@ -137,22 +137,40 @@ OpCost on_core(const OpDesc& op, const OpFacts& f, const HwSpec& hw, CoreBudget 
   return run_plan(plan, op, f, hw, budget, c, nullptr);
 }
 
+// An op whose inputs and written bytes exceed the chip's device memory cannot run as given: its
+// time is still computed (a formula's extrapolation) and flagged, so no caller mistakes it for a
+// run that can happen (a Tile with multiples of 1e9 x 1e9 predicted 110 days without a word).
+void flag_device_memory(OpCost& c, double input_bytes, const HwSpec& hw) noexcept {
+  if (input_bytes + c.bytes_out > hw.chip.hbm_bytes) c.warnings |= kWarnExceedsDeviceMemory;
+}
+
 }  // namespace
 
 OpCost predict(const PreparedOp& op, const HwSpec& hw, CoreBudget budget, const PredictContext& ctx) {
-  switch (runs_on(op.op())) {
-    case Placement::kAicpu: return cost::cost_aicpu(op.op(), hw);
-    case Placement::kHost: return cost::cost_host(op.op(), hw);
-    default: return on_core(op.op(), op.facts(), hw, budget, ctx);
-  }
+  OpCost c = [&] {
+    switch (runs_on(op.op())) {
+      case Placement::kAicpu: return cost::cost_aicpu(op.op(), hw);
+      case Placement::kHost: return cost::cost_host(op.op(), hw);
+      default: return on_core(op.op(), op.facts(), hw, budget, ctx);
+    }
+  }();
+  flag_device_memory(c, op.facts().input_bytes, hw);
+  return c;
 }
 
 OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const PredictContext& ctx) {
-  switch (runs_on(op)) {
-    case Placement::kAicpu: return cost::cost_aicpu(op, hw);
-    case Placement::kHost: return cost::cost_host(op, hw);
-    default: return on_core(op, op_facts(op), hw, budget, ctx);
+  const Placement where = runs_on(op);
+  if (where == Placement::kAicpu || where == Placement::kHost) {
+    OpCost c = where == Placement::kAicpu ? cost::cost_aicpu(op, hw) : cost::cost_host(op, hw);
+    double input_bytes = 0;  // what op_facts() sums, without preparing the rest
+    for (const auto& t : op.inputs) input_bytes += t.bytes();
+    flag_device_memory(c, input_bytes, hw);
+    return c;
   }
+  const OpFacts f = op_facts(op);
+  OpCost c = on_core(op, f, hw, budget, ctx);
+  flag_device_memory(c, f.input_bytes, hw);
+  return c;
 }
 
 }  // namespace npusim

@@ -47,6 +47,7 @@ OpFacts op_facts(const OpDesc& op) {
   f.attrs.fill(op);
   f.read_tensors = stream_tensors(op.inputs);
   f.write_tensors = stream_tensors(op.outputs);
+  for (const auto& t : op.inputs) f.input_bytes += t.bytes();
   if (op.kind == nullptr) return f;
   switch (op.kind->family) {
     case OpFamily::kCube:

@@ -75,6 +75,9 @@ struct OpFacts {
   /// Tensors read and written as streams (a one-element operand is read by the scalar unit).
   int read_tensors = 1;
   int write_tensors = 1;
+  /// Bytes of every input tensor: with the bytes the op writes, what must fit the chip's device
+  /// memory (kWarnExceedsDeviceMemory).
+  double input_bytes = 0;
   /// The family's part, when it has one: a MatMul / BatchMatMul's GEMM, an elementwise op's (and
   /// Cast's) extent, a data-movement op's shape (past its early exits), a reduction's layout
   /// (not pooling). A variant, so preparing an op does not zero the parts it has not.

@@ -1,5 +1,6 @@
 // Properties every prediction must have, over every family.
 #include "model/predict.h"
+#include "model/prepared_op.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -118,4 +119,24 @@ TEST_CASE(
       CHECK(without_head_cut >= without_head_full * (1 - 1e-9));
     }
   }
+}
+
+TEST_CASE("an op whose tensors exceed the chip's device memory is flagged, one that fits is not",
+          "[predict][warning]") {
+  const HwSpec& hw = chip("ascend910b3");  // hbm_bytes = 64 GiB
+  REQUIRE(hw.chip.hbm_bytes == 68719476736.0);
+  // fp16 Add of 2^33 elements: 16 GiB per tensor, 16 + 16 read + 16 written = 48 GiB: fits
+  const OpCost fits = predict(op("Add", "8589934592;8589934592", "FLOAT16"), hw);
+  CHECK((fits.warnings & kWarnExceedsDeviceMemory) == 0);
+  // 2^34 elements: 32 + 32 + 32 = 96 GiB: no card holds it; the time is still computed
+  const OpDesc big = op("Add", "17179869184;17179869184", "FLOAT16");
+  const OpCost over = predict(big, hw);
+  CHECK((over.warnings & kWarnExceedsDeviceMemory) != 0);
+  CHECK(std::isfinite(over.duration_us));
+  CHECK((predict(PreparedOp(big), hw).warnings & kWarnExceedsDeviceMemory) != 0);
+  // an output the op writes counts, though no output is given: Tile's inferred output (8 GiB x 9)
+  const OpCost tiled =
+      predict(op("Tile", "4294967296", "FLOAT16", {{"multiples", "9"}}), hw);
+  CHECK((tiled.warnings & kWarnExceedsDeviceMemory) != 0);
+  CHECK_FALSE(warning_texts(over.warnings, "Add").empty());
 }
