@@ -86,7 +86,7 @@ std::string Correction::serialize() const {
   s += fmt::format("domain_points {}\n", domain_.points().size());
   for (const auto& p : domain_.points()) {
     s += "p";
-    for (const float v : p) s += fmt::format(" {:.6g}", v);
+    for (const float v : p) s += fmt::format(" {:.9g}", v);  // a float exactly
     s += "\n";
   }
   if (options_.kind == CorrectionKind::kRidge) {
