@@ -34,7 +34,7 @@ struct CalibrateArgs {
 };
 
 // --correction-out: the learned correction trained on the fit rows predicted with the fitted
-// spec, each input group (file, rank) weighing the same; scored on the holdout.
+// spec, each input group (file, rank) a run of the correction's training; scored on the holdout.
 struct TrainedCorrection {
   Correction model;
   CorrectedReport holdout;
@@ -50,7 +50,7 @@ TrainedCorrection train_correction(const std::vector<Sample>& samples,
   for (auto& [g, rows] : by_group) runs.push_back({&samples, std::move(rows), fitted});
   CorrectionOptions o;
   o.kind = *parse_correction_kind(kind);
-  TrainedCorrection t{Correction::train(balanced_set(runs, o.features), o), {}};
+  TrainedCorrection t{Correction::train(balanced_set(runs, o.features, o.run_weight_power), o), {}};
   t.holdout = evaluate_corrected(samples, hold, fitted, t.model);
   return t;
 }

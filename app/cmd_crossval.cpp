@@ -34,6 +34,7 @@ struct CrossValArgs {
   std::string correction = "none";
   bool hashed_type = false, no_chip_features = false;
   int gbt_rounds = 150, gbt_depth = 6;
+  double gbt_eta = 0.1, gbt_min_child = 20, domain_quantile = 0.6, run_weight_power = 0.5;
   double ridge_alpha = 1;
 };
 
@@ -208,6 +209,10 @@ void run_crossval(const CrossValArgs& a) {
   opt.correction.features.chip = !a.no_chip_features;
   opt.correction.gbt.rounds = a.gbt_rounds;
   opt.correction.gbt.max_depth = a.gbt_depth;
+  opt.correction.gbt.eta = a.gbt_eta;
+  opt.correction.gbt.min_child_weight = a.gbt_min_child;
+  opt.correction.domain.quantile = a.domain_quantile;
+  opt.correction.run_weight_power = a.run_weight_power;
   opt.correction.ridge_alpha = a.ridge_alpha;
   opt.keep_rows = !a.rows.empty();
   const bool corr = opt.correction.kind != CorrectionKind::kNone;
@@ -346,6 +351,23 @@ void register_crossval(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--gbt-depth", a->gbt_depth, "tree depth of the gbt correction")
       ->check(CLI::Range(1, 12))
+      ->capture_default_str();
+  sub->add_option("--gbt-eta", a->gbt_eta, "learning rate of the gbt correction")
+      ->check(finite_range(1e-4, 1.0), "FLOAT in [1e-4, 1]")
+      ->capture_default_str();
+  sub->add_option("--gbt-min-child-weight", a->gbt_min_child,
+                  "least total row weight in a leaf of the gbt correction (mean row weight 1)")
+      ->check(finite_range(0.0, 1e9), "FLOAT in [0, 1e9]")
+      ->capture_default_str();
+  sub->add_option("--domain-quantile", a->domain_quantile,
+                  "the correction leaves a row uncorrected beyond this quantile of the distances "
+                  "between its training runs (0: no distance test)")
+      ->check(finite_range(0.0, 1.0), "FLOAT in [0, 1]")
+      ->capture_default_str();
+  sub->add_option("--run-weight-power", a->run_weight_power,
+                  "a training run of the correction weighs its rows to this power (0: every run "
+                  "the same, 1: every row the same)")
+      ->check(finite_range(0.0, 1.0), "FLOAT in [0, 1]")
       ->capture_default_str();
   sub->add_option("--ridge-alpha", a->ridge_alpha, "penalty of the ridge correction")
       ->check(finite_range(0.0, 1e12), "FLOAT in [0, 1e12]")

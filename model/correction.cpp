@@ -30,7 +30,7 @@ std::optional<CorrectionKind> parse_correction_kind(std::string_view s) noexcept
 
 std::size_t CorrectionSet::add_run(const std::vector<Sample>& samples,
                                    const std::vector<std::size_t>& rows, const HwSpec& hw,
-                                   double weight, FeatureSet features) {
+                                   double weight, FeatureSet features, int run_index) {
   std::size_t n = 0;
   for (const std::size_t i : rows) {
     const Sample& s = samples.at(i);
@@ -39,25 +39,29 @@ std::size_t CorrectionSet::add_run(const std::vector<Sample>& samples,
     x.push_back(correction_features(s, p, hw, features));
     y.push_back(std::log(s.measured_us / p.predicted_us));
     w.push_back(weight);
+    run.push_back(run_index);
     ++n;
   }
   return n;
 }
 
-CorrectionSet balanced_set(const std::vector<CorrectionRunRows>& runs, FeatureSet features) {
+CorrectionSet balanced_set(const std::vector<CorrectionRunRows>& runs, FeatureSet features,
+                           double power) {
   CorrectionSet set;
   std::vector<std::pair<std::size_t, std::size_t>> spans;  // [begin, end) of each run's rows
   for (const auto& r : runs) {
     const std::size_t begin = set.x.size();
-    set.add_run(*r.samples, r.rows, r.hw, 1.0, features);
+    set.add_run(*r.samples, r.rows, r.hw, 1.0, features, static_cast<int>(spans.size()));
     if (set.x.size() > begin) spans.emplace_back(begin, set.x.size());
   }
-  // Each run weighs N / R in total: mean row weight 1, every run the same.
-  const double per_run = spans.empty() ? 0.0
-                                       : static_cast<double>(set.x.size()) /
-                                             static_cast<double>(spans.size());
+  // Run j weighs rows_j^power in proportion; the mean row weight is 1. Power 0: every run the
+  // same in total.
+  double sum = 0;
+  for (const auto& [b, e] : spans) sum += std::pow(static_cast<double>(e - b), power);
   for (const auto& [b, e] : spans) {
-    for (std::size_t i = b; i < e; ++i) set.w[i] = per_run / static_cast<double>(e - b);
+    const double total = std::pow(static_cast<double>(e - b), power) / sum *
+                         static_cast<double>(set.x.size());
+    for (std::size_t i = b; i < e; ++i) set.w[i] = total / static_cast<double>(e - b);
   }
   return set;
 }
@@ -82,6 +86,9 @@ Correction Correction::train(const CorrectionSet& set, const CorrectionOptions& 
   c.rows_ = set.x.size();
   if (o.kind == CorrectionKind::kNone || set.x.empty()) return c;
   for (const auto& x : set.x) c.range_.add(x);
+  std::vector<int> run = set.run;
+  if (run.size() != set.x.size()) run.assign(set.x.size(), 0);
+  c.domain_ = CorrectionDomain::build(set.x, run, set.w, o.domain);
   const std::size_t n = set.x.size();
   std::vector<double> y(n);
   for (std::size_t i = 0; i < n; ++i) y[i] = std::clamp(set.y[i], -o.max_log_target, o.max_log_target);
@@ -130,32 +137,26 @@ Correction Correction::train(const CorrectionSet& set, const CorrectionOptions& 
 
 std::vector<CorrectionApplied> Correction::apply(const std::vector<CorrectionFeatures>& x) const {
   std::vector<CorrectionApplied> out(x.size());
-  if (options_.kind == CorrectionKind::kNone || rows_ == 0) return out;
-  std::vector<CorrectionFeatures> inside;
-  std::vector<std::size_t> where;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    out[i].why = range_.outside(x[i]);
-    out[i].ood = !out[i].why.empty();
-    if (!out[i].ood) {
-      inside.push_back(x[i]);
-      where.push_back(i);
-    }
-  }
-  std::vector<double> logf(inside.size(), 0.0);
-  if (options_.kind == CorrectionKind::kGbt && !inside.empty()) {
-    logf = gbt_.predict(as_floats(inside), kCorrectionFeatures);
-  } else if (options_.kind == CorrectionKind::kRidge) {
-    for (std::size_t i = 0; i < inside.size(); ++i) {
+  if (options_.kind == CorrectionKind::kNone || rows_ == 0 || x.empty()) return out;
+  std::vector<double> logf(x.size(), 0.0);
+  if (options_.kind == CorrectionKind::kGbt) {
+    logf = gbt_.predict(as_floats(x), kCorrectionFeatures);
+  } else {
+    for (std::size_t i = 0; i < x.size(); ++i) {
       double v = intercept_;
       for (std::size_t j = 0; j < kCorrectionFeatures; ++j) {
-        if (scale_[j] > 0) v += beta_[j] * (inside[i][j] - mean_[j]) / scale_[j];
+        if (scale_[j] > 0) v += beta_[j] * (x[i][j] - mean_[j]) / scale_[j];
       }
       logf[i] = v;
     }
   }
-  for (std::size_t k = 0; k < where.size(); ++k) {
-    const double l = std::clamp(logf[k], -options_.max_log_target, options_.max_log_target);
-    out[where[k]].factor = std::exp(l);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    out[i].raw_factor =
+        std::exp(std::clamp(logf[i], -options_.max_log_target, options_.max_log_target));
+    out[i].why = range_.outside(x[i]);
+    if (out[i].why.empty()) out[i].why = domain_.outside(x[i]);
+    out[i].ood = !out[i].why.empty();
+    out[i].factor = out[i].ood ? 1.0 : out[i].raw_factor;
   }
   return out;
 }

@@ -3,11 +3,14 @@
 // predictors (NeuSight, Habitat): the analytical model predicts, and a small regressor trained on
 // measured rows predicts the log of measured / predicted from the model's own features
 // (model/correction_features.h). Two regressors: ridge regression on standardised features
-// (Eigen) and gradient-boosted trees (XGBoost, model/correction_gbt.h). Each training run
-// weighs the same in total, so a run of 5,892 rows does not drown one of 32.
+// (Eigen) and gradient-boosted trees (XGBoost, model/correction_gbt.h). A training run weighs
+// the square root of its rows in total (CorrectionOptions::run_weight_power), so a run of 5,892
+// rows does not drown one of 32.
 //
 // A row outside what the correction was trained on (a family it never saw, a feature beyond its
-// training range by a margin) gets no correction and is counted: the model's answer stands.
+// training range by a margin, or farther from every training row than the training's runs lie
+// from each other: model/correction_domain.h) gets no correction and is counted: the model's
+// answer stands.
 
 #include <cstdint>
 #include <map>
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "model/accuracy.h"
+#include "model/correction_domain.h"
 #include "model/correction_features.h"
 #include "model/correction_gbt.h"
 #include "model/hw_spec.h"
@@ -32,6 +36,10 @@ struct CorrectionOptions {
   CorrectionKind kind = CorrectionKind::kNone;
   FeatureSet features;        ///< optional features (hashed op type, chip figures)
   double ood_margin = 0.1;    ///< FeatureRange::margin
+  DomainOptions domain;       ///< the distance test (model/correction_domain.h)
+  /// A training run's total weight is proportional to its rows to this power: 0 each run the
+  /// same, 1 each row the same. 0.5 measured best on the corpus (docs/accuracy_mechanisms.md).
+  double run_weight_power = 0.5;
   double max_log_target = 3;  ///< training targets clipped to ±this (a factor of 20)
   double ridge_alpha = 1;     ///< ridge penalty per unit of total row weight, standardised features
   GbtOptions gbt;
@@ -41,25 +49,28 @@ struct CorrectionOptions {
 struct CorrectionSet {
   std::vector<CorrectionFeatures> x;
   std::vector<double> y, w;
+  std::vector<int> run;  ///< which training run (or input group) each row is from
   /// Appends the rows `rows` of `samples` predicted on `hw`, each weighted `weight`; rows with no
   /// positive measured or predicted time are skipped. Returns how many were added.
   std::size_t add_run(const std::vector<Sample>& samples, const std::vector<std::size_t>& rows,
-                      const HwSpec& hw, double weight, FeatureSet features);
+                      const HwSpec& hw, double weight, FeatureSet features, int run_index = 0);
 };
 
-/// Builds a set from several runs' rows so that each run's rows weigh the same in total and the
-/// mean row weight is 1. `runs[i]` is (samples, rows, hw).
+/// Builds a set from several runs' rows so that each run's rows weigh rows^run_weight_power in
+/// total (0: every run the same) and the mean row weight is 1. `runs[i]` is (samples, rows, hw);
+/// each row's `run` is its index among the runs that gave rows.
 struct CorrectionRunRows {
   const std::vector<Sample>* samples = nullptr;
   std::vector<std::size_t> rows;
   HwSpec hw;
 };
 [[nodiscard]] CorrectionSet balanced_set(const std::vector<CorrectionRunRows>& runs,
-                                         FeatureSet features);
+                                         FeatureSet features, double run_weight_power = 0);
 
 /// One row's answer.
 struct CorrectionApplied {
   double factor = 1;  ///< multiply the model's prediction by this
+  double raw_factor = 1;  ///< the regressor's answer, applied or not
   bool ood = false;   ///< outside the training: factor is 1
   std::string why;    ///< when ood, the reason
 };
@@ -73,6 +84,8 @@ class Correction {
   [[nodiscard]] CorrectionKind kind() const noexcept { return options_.kind; }
   [[nodiscard]] const CorrectionOptions& options() const noexcept { return options_; }
   [[nodiscard]] std::size_t training_rows() const noexcept { return rows_; }
+  [[nodiscard]] const CorrectionDomain& domain() const noexcept { return domain_; }
+  [[nodiscard]] const FeatureRange& range() const noexcept { return range_; }
 
   /// The correction as a text file (model/correction_io.cpp): options, feature ranges, the
   /// regressor (ridge coefficients or XGBoost's JSON model). `parse` reads it back; a malformed
@@ -83,6 +96,7 @@ class Correction {
  private:
   CorrectionOptions options_;
   FeatureRange range_;
+  CorrectionDomain domain_;
   std::size_t rows_ = 0;
   std::vector<double> mean_, scale_, beta_;  ///< ridge, on standardised features
   double intercept_ = 0;

@@ -13,7 +13,7 @@ namespace npusim {
 
 namespace {
 
-constexpr const char* kMagic = "npusim-correction 1";
+constexpr const char* kMagic = "npusim-correction 2";
 
 template <typename Range>
 std::string numbers(const Range& r) {
@@ -77,6 +77,18 @@ std::string Correction::serialize() const {
   s += "lo" + numbers(range_.lo) + "\n";
   s += "hi" + numbers(range_.hi) + "\n";
   s += "family_seen" + numbers(range_.family_seen) + "\n";
+  // The distance test: standardisation, threshold, reference points over the varying features.
+  s += fmt::format("domain_threshold {:.17g}\n", domain_.threshold());
+  s += "domain_mean" + numbers(domain_.mean.empty() ? std::vector<double>(kCorrectionFeatures, 0.0)
+                                                    : domain_.mean) + "\n";
+  s += "domain_scale" + numbers(domain_.scale.empty() ? std::vector<double>(kCorrectionFeatures, 0.0)
+                                                      : domain_.scale) + "\n";
+  s += fmt::format("domain_points {}\n", domain_.points().size());
+  for (const auto& p : domain_.points()) {
+    s += "p";
+    for (const float v : p) s += fmt::format(" {:.9g}", v);  // a float exactly
+    s += "\n";
+  }
   if (options_.kind == CorrectionKind::kRidge) {
     s += fmt::format("intercept {:.17g}\n", intercept_);
     s += "mean" + numbers(mean_) + "\n";
@@ -130,6 +142,29 @@ Correction Correction::parse(const std::string& text, const std::string& file) {
   }
   for (std::size_t f = 0; f < kFamilyFeatures; ++f) c.range_.family_seen[f] = seen[f] != 0;
   c.range_.any = true;
+  {
+    const double threshold = r.value("domain_threshold");
+    std::vector<double> mean = r.values("domain_mean", kCorrectionFeatures);
+    std::vector<double> scale = r.values("domain_scale", kCorrectionFeatures);
+    std::size_t used = 0;
+    for (const double v : scale) used += v > 0 ? 1 : 0;
+    const double count = r.value("domain_points");
+    if (count < 0 || count > 1e6 || count != std::floor(count)) {
+      r.fail(fmt::format("domain_points {}: expected a whole number up to 1000000", count));
+    }
+    std::vector<std::vector<float>> points;
+    for (std::size_t k = 0; k < static_cast<std::size_t>(count); ++k) {
+      std::vector<float> p;
+      for (const double v : r.values("p", used)) p.push_back(static_cast<float>(v));
+      points.push_back(std::move(p));
+    }
+    try {
+      c.domain_ = CorrectionDomain::restore(std::move(mean), std::move(scale), threshold,
+                                            std::move(points));
+    } catch (const std::invalid_argument& e) {
+      r.fail(e.what());
+    }
+  }
   if (c.options_.kind == CorrectionKind::kRidge) {
     c.intercept_ = r.value("intercept");
     c.mean_ = r.values("mean", kCorrectionFeatures);

@@ -70,7 +70,7 @@ Correction train_correction(const std::vector<CvRun>& runs,
     if (rows[j].empty()) continue;
     in.push_back({&runs[j].samples, rows[j], apply_transfer(runs[j].spec, runs[j].chip, fit)});
   }
-  Correction c = Correction::train(balanced_set(in, o.features), o);
+  Correction c = Correction::train(balanced_set(in, o.features, o.run_weight_power), o);
   rep.correction_seconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++rep.corrections_trained;

@@ -187,7 +187,7 @@ TEST_CASE("calibrate --correction-out writes a learned correction that accuracy 
   CHECK(j["correction"]["training_rows"].get<int>() > 10);
   CHECK(j["correction"]["holdout"]["rows"].get<int>() > 0);
   REQUIRE(fs::exists(corr));
-  CHECK(npusim::test::read_all(corr).rfind("npusim-correction 1\n", 0) == 0);
+  CHECK(npusim::test::read_all(corr).rfind("npusim-correction 2\n", 0) == 0);
 
   const auto acc = run_cli("accuracy '" + p.string() + "' --hw auto --correction '" +
                            corr.string() + "' --json");

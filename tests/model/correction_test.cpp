@@ -85,12 +85,16 @@ TEST_CASE("balanced_set: each run weighs the same in total, the mean row weight 
 TEST_CASE("correction learns a residual that is a function of bytes moved and lowers the error "
           "of an unseen run",
           "[correction]") {
+  // What the regressors learn, with the distance test off: the unseen run's shapes (salt 2) lie
+  // beyond the training's, and some of its rows farther from them than the two training runs
+  // lie from each other. The distance test has its own cases below.
   const HwSpec hw = npusim::test::chip("ascend910b3");
   SECTION("boosted trees, a step: twice as slow above 1 MB") {
     auto truth = [](double bytes) { return bytes > 1e6 ? 2.0 : 1.0; };
     const auto a = run(hw, 0, truth), b = run(hw, 1, truth), held = run(hw, 2, truth);
     CorrectionOptions o;
     o.kind = CorrectionKind::kGbt;
+    o.domain.quantile = 0;
     const Correction c = Correction::train(
         balanced_set({{&a, all(a), hw}, {&b, all(b), hw}}, o.features), o);
     const double before = mape(held, corrected_predictions(held, all(held), hw, Correction{}));
@@ -107,6 +111,7 @@ TEST_CASE("correction learns a residual that is a function of bytes moved and lo
     CorrectionOptions o;
     o.kind = CorrectionKind::kRidge;
     o.ridge_alpha = 1e-4;
+    o.domain.quantile = 0;
     const Correction c = Correction::train(
         balanced_set({{&a, all(a), hw}, {&b, all(b), hw}}, o.features), o);
     const double before = mape(held, corrected_predictions(held, all(held), hw, Correction{}));
@@ -181,15 +186,15 @@ TEST_CASE("correction: two trainings give identical predictions; the file reads 
 
 TEST_CASE("correction file: malformed input is a file:line error", "[correction][bad]") {
   CHECK_THROWS_WITH(Correction::parse("hello\n", "f.txt"),
-                    Catch::Contains("not 'npusim-correction 1'"));
+                    Catch::Contains("not 'npusim-correction 2'"));
   try {
-    (void)Correction::parse("npusim-correction 1\nkind 1\nfeatures 3\n", "f.txt");
+    (void)Correction::parse("npusim-correction 2\nkind 1\nfeatures 3\n", "f.txt");
     FAIL("no throw");
   } catch (const InputError& e) {
     CHECK(e.pos().line == 3);
     CHECK_THAT(e.detail(), Catch::Contains("another feature count"));
   }
-  CHECK_THROWS_AS(Correction::parse("npusim-correction 1\nkind x\n", "f.txt"), InputError);
+  CHECK_THROWS_AS(Correction::parse("npusim-correction 2\nkind x\n", "f.txt"), InputError);
 }
 
 TEST_CASE("correction file: a damaged tree is refused when read, never walked",
@@ -240,6 +245,10 @@ TEST_CASE("cross_validate with a correction: corrected figures per run and over 
   o.shape_seeds = 1;
   o.fit.max_iterations = 3;
   o.correction.kind = CorrectionKind::kGbt;
+  // The runs' shapes differ by a salt that grows with the run: r0 held out lies farther from r1
+  // and r2 than they lie from each other, and the distance test would rightly decline it. The
+  // test is about the protocol's bookkeeping; the distance test has its own cases below.
+  o.correction.domain.quantile = 0;
   const CvReport rep = cross_validate(runs, o);
   REQUIRE(rep.runs.size() == 3);
   // Three LORO folds and one shape split; LOWO reuses each LORO fold (one run per workload).
@@ -250,4 +259,80 @@ TEST_CASE("cross_validate with a correction: corrected figures per run and over 
     CHECK(r.loro_ood == 0);
   }
   CHECK(rep.loro_corr_mape.worst < rep.loro_mape.median);
+}
+
+namespace {
+
+// A feature vector with log_pred_us (8) = a and log_cube_us (9) = b, every other feature 0.
+CorrectionFeatures point(double a, double b) {
+  CorrectionFeatures x{};
+  x[8] = a;
+  x[9] = b;
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("correction domain: the threshold is how far the training's runs lie from each other; "
+          "a row inside every feature's range but far from every training row is declined",
+          "[correction][domain]") {
+  // Two runs on the diagonal: run 0 at 0, 2, 4 and run 1 at 1, 3, 5. Each feature has mean 2.5
+  // and standard deviation sqrt(17.5 / 6) = 1.7078. Every row's nearest row of the other run is
+  // 1 away in both features: 1 / 1.7078 = 0.5855 standard deviations (root mean square over the
+  // two features that vary), the threshold at any quantile.
+  std::vector<CorrectionFeatures> x;
+  std::vector<int> run;
+  for (int k = 0; k < 6; ++k) {
+    x.push_back(point(k, k));
+    run.push_back(k % 2);
+  }
+  const std::vector<double> w(6, 1.0);
+  const CorrectionDomain d = CorrectionDomain::build(x, run, w, DomainOptions{});
+  REQUIRE(d.active());
+  const double sd = std::sqrt(17.5 / 6);
+  CHECK(d.threshold() == Approx(1 / sd).epsilon(1e-4));
+  // (2.5, 2.5): 0.5 from (2, 2) in both features, 0.29 sd: inside.
+  CHECK(d.distance(point(2.5, 2.5)) == Approx(0.5 / sd).epsilon(1e-4));
+  CHECK(d.outside(point(2.5, 2.5)).empty());
+  // (0, 5): inside both features' ranges [0, 5], but off the diagonal. Nearest (2, 2) or (3, 3):
+  // differences (2, 3), sqrt(13 / 2) / 1.7078 = 1.49 sd.
+  CHECK(d.distance(point(0, 5)) == Approx(std::sqrt(6.5) / sd).epsilon(1e-4));
+  CHECK_THAT(d.outside(point(0, 5)), Catch::StartsWith("distance 1.49 to the nearest training row"));
+  // One run alone (one profile given to calibrate): its rows are measured against each other;
+  // here each lies 1 from the next in both features, the same threshold.
+  const std::vector<int> one(6, 0);
+  const CorrectionDomain single = CorrectionDomain::build(x, one, w, DomainOptions{});
+  REQUIRE(single.active());
+  CHECK(single.threshold() == Approx(1 / sd).epsilon(1e-4));
+  // Quantile 0 turns it off.
+  DomainOptions off;
+  off.quantile = 0;
+  CHECK_FALSE(CorrectionDomain::build(x, run, w, off).active());
+}
+
+TEST_CASE("correction: the distance test declines a far row, corrects a near one, and reads back",
+          "[correction][domain]") {
+  // The same two runs as a training set whose residual is log 1.5 everywhere.
+  CorrectionSet set;
+  for (int k = 0; k < 6; ++k) {
+    set.x.push_back(point(k, k));
+    set.x.back()[0] = 1;  // family cube, seen
+    set.y.push_back(std::log(1.5));
+    set.w.push_back(1);
+    set.run.push_back(k % 2);
+  }
+  CorrectionOptions o;
+  o.kind = CorrectionKind::kGbt;
+  const Correction c = Correction::train(set, o);
+  CorrectionFeatures near = point(2.5, 2.5), far = point(0, 5);
+  near[0] = far[0] = 1;
+  for (const Correction& k : {c, Correction::parse(c.serialize(), "<mem>")}) {
+    const auto a = k.apply({near, far});
+    CHECK_FALSE(a[0].ood);
+    CHECK(a[0].factor == Approx(1.5).epsilon(1e-3));
+    CHECK(a[1].ood);
+    CHECK(a[1].factor == 1.0);
+    CHECK(a[1].raw_factor == Approx(1.5).epsilon(1e-3));  // what it would have applied
+    CHECK_THAT(a[1].why, Catch::StartsWith("distance 1.49"));
+  }
 }
