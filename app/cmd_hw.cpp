@@ -85,6 +85,7 @@ std::vector<Row> spec_rows(const HwSpec& s) {
   const VectorSpec& v = s.vector;
   add("vector", "repeat_bytes", v.repeat_bytes, "B");
   add("vector", "api_overhead_cycles", v.api_overhead_cycles, "cycles");
+  add("vector", "tik_issue_cycles", v.tik_issue_cycles, "cycles");
   add("vector", "scalar_cycles_per_element", v.scalar_cycles_per_element, "cycles/element");
   add("vector", "scalar_cycles_per_index", v.scalar_cycles_per_index, "cycles/index");
   add("vector", "min_bytes_per_core", v.min_bytes_per_core, "B");

@@ -202,6 +202,7 @@ void Loader::read_model_sections(TableReader& root, bool overlay) {
       cycles.finish();
     }
     s->number("api_overhead_cycles", v.api_overhead_cycles, kNonNegative);
+    s->number("tik_issue_cycles", v.tik_issue_cycles, kNonNegative);
     s->number("scalar_cycles_per_element", v.scalar_cycles_per_element, kPositive);
     s->number("scalar_cycles_per_index", v.scalar_cycles_per_index, kPositive);
     s->number("min_bytes_per_core", v.min_bytes_per_core, kPositive);

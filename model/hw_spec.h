@@ -88,6 +88,9 @@ struct VectorSpec {
   int repeat_bytes = 0;  ///< bytes one vector instruction repeat processes (256)
   std::array<double, kVectorClassCount> cycles_per_repeat{};  ///< [vector.cycles_per_repeat]
   double api_overhead_cycles = 0;        ///< fixed cost of one vector API call on one UB tile
+  /// Fixed cost of one vector instruction a TIK kernel issues itself (no API wrapper around it):
+  /// the pooling kernels that walk 16-pixel img2col groups (model/cost/pool.cpp).
+  double tik_issue_cycles = 0;
   double scalar_cycles_per_element = 0;  ///< scalar-unit fallback (int64 arithmetic), per element
   double scalar_cycles_per_index = 0;    ///< address computation per gathered/scattered row
   double min_bytes_per_core = 0;         ///< smallest chunk a tiler hands one core

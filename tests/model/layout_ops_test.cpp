@@ -43,18 +43,50 @@ TEST_CASE("max pooling with argmax issues max, compare and select per window pos
   CHECK((c.warnings & kWarnUnknownOpType) == 0);
 }
 
+TEST_CASE("the TBE max pooling with argmax works on 16-pixel img2col groups of whole planes",
+          "[mechanism][pool]") {
+  const HwSpec hw = layout_toy_vector();  // 192 KiB UB; TIK instructions issue in 8 cycles
+  // x 2 x 1 x 9 x 9 x 16 fp16 -> y 2 x 1 x 4 x 4 x 16: a plane's 16 pixels (4 x 4 x 16 x 9 x 2 B
+  // of img2col = 4608 B, within half the UB) are one tile of one group. Per group and window
+  // position a vmax and a vcmpv_eq over 16 x 16 fp16 (512 B, 2 repeats: 2 x 2 + 8 = 12 cycles):
+  // 9 x 2 x 12 = 216; per tile and window position vor, vand, vnot over one repeat a group
+  // (2 + 8 = 10): 27 x 10 = 270; the max's vector_dup (2 unary repeats + 8): 10. 496 cycles a
+  // plane, two planes on one core: 0.992 us.
+  const auto pool = [&](const std::string& x, const std::string& y, const std::string& m) {
+    return npusim::test::op_io("MaxPoolWithArgmax", x, "FLOAT16", "NC1HWC0", y + ";" + m,
+                               "FLOAT16;UINT16", "NC1HWC0;NC1HWC0");
+  };
+  const OpCost two = predict(pool("2,1,9,9,16", "2,1,4,4,16", "2,1,9,2,16"), hw,
+                             kLayoutOneVectorCore);
+  CHECK(two.pipes.vector_us == Approx(0.992));
+  CHECK((two.warnings & kWarnUnknownOpType) == 0);
+  // Whole planes per core: three planes on two cores take two planes' time, not 1.5.
+  const OpCost three = predict(pool("3,1,9,9,16", "3,1,4,4,16", "3,1,9,2,16"), hw,
+                               CoreBudget{0, 2});
+  CHECK(three.pipes.vector_us == Approx(0.992));
+  // A 20 x 20 output plane (400 x 288 B of img2col, above half the UB) goes in tiles of whole
+  // rows: floor(98304 / (288 + 160)) = 219 pixels fit, floor(219 / 21) - 1 = 9 rows a tile, so
+  // tiles of 9, 9 and 2 rows (12, 12 and 3 groups). A 9-row tile: 12 x 216 + 27 x (12 x 2 + 8)
+  // + (24 + 8) = 3488; the 2-row tail: 3 x 216 + 27 x (3 x 2 + 8) + (6 + 8) = 1040; 8016 cycles.
+  const OpCost wide = predict(pool("1,1,41,41,16", "1,1,20,20,16", "1,1,9,26,16"), hw,
+                              kLayoutOneVectorCore);
+  CHECK(wide.pipes.vector_us == Approx(8.016));
+}
+
 TEST_CASE("the max-pool gradient selects dy by the mask bit and accumulates per window position",
           "[mechanism][pool]") {
   HwSpec hw = layout_toy_vector();
   hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kMaskSelect)] = 15;
   // (x, dy 1 x 1 x 2 x 2 x 16, mask as CANN 8 prints it: 6-D uint16 with kh*kw = 9 third):
-  // 2 dy rows x 9 positions x (a bit-mask select, 15 + 22 cycles, and an add, 2 + 22 cycles)
-  // = 2 x 9 x 61 = 1098 cycles.
+  // a dy row of 2 pixels is laid out at 16 (wo_max): 16 x 16 fp16 = 512 B, 2 repeats. Per row
+  // and window position a bit-mask select (2 x 15 + 22 = 52), then the fp16 selection converted
+  // to fp32 (1024 B, 4 repeats: 4 x 1 + 22 = 26) and added into the fp32 dx tile (4 x 2 + 22 =
+  // 30): 108; 2 rows x 9 positions x 108 = 1944 cycles.
   const OpCost c = predict(npusim::test::op_io("MaxPoolGradWithArgmaxV1", "1,1,4,4,16;1,1,2,2,16;1,16,9,9,1,16",
                                 "FLOAT16;FLOAT16;UINT16", "NC1HWC0;NC1HWC0;NC1HWC0", "1,1,4,4,16",
                                 "FLOAT16", "NC1HWC0"),
                            hw, kLayoutOneVectorCore);
-  CHECK(c.pipes.vector_us == Approx(1.098));
+  CHECK(c.pipes.vector_us == Approx(1.944));
   // in: x 512 B, dy 128 B and the mask's 72 B of bits (not the 6-D shape's 41472 B)
   CHECK(c.bytes_in == Approx(512 + 128 + 72));
 }

@@ -30,6 +30,7 @@ inline HwSpec toy_vector_chip() {
   hw.chip.freq_mhz = 1000;
   hw.vector.repeat_bytes = 256;
   hw.vector.api_overhead_cycles = 22;
+  hw.vector.tik_issue_cycles = 8;
   hw.vector.cycles_per_repeat.fill(1);
   hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kBinary)] = 2;
   return hw;
