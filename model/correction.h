@@ -65,7 +65,7 @@ struct CorrectionRunRows {
   HwSpec hw;
 };
 [[nodiscard]] CorrectionSet balanced_set(const std::vector<CorrectionRunRows>& runs,
-                                         FeatureSet features, double run_weight_power = 0);
+                                         FeatureSet features, double run_weight_power);
 
 /// One row's answer.
 struct CorrectionApplied {

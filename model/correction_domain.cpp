@@ -95,7 +95,7 @@ CorrectionDomain CorrectionDomain::build(const std::vector<CorrectionFeatures>& 
   const std::vector<std::size_t> refs = even_sample(pts.size(), o.max_points);
   // Each probed row's distance to the nearest reference point holding another run's row.
   std::vector<std::pair<double, double>> dist;  // (distance, weight)
-  for (const std::size_t p : even_sample(pts.size(), o.max_points)) {
+  for (const std::size_t p : refs) {  // the same even sample is probed
     const Point& pp = pts[p];
     for (const auto& [r, wr] : pp.runs) {
       double best = std::numeric_limits<double>::infinity();

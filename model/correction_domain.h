@@ -6,9 +6,9 @@
 // its nearest training row in standardised feature space (root mean square over the features
 // that vary, in standard deviations) and compares it with how close the training's runs lie to
 // one another: the threshold is a quantile of the distance from each training run's rows to the
-// nearest row of another run, each run weighing the same. A row farther from the training than
-// that is left uncorrected. Rows repeated exactly in another run count at distance 0; when the
-// quantile falls on them, the smallest distance above 0 stands in.
+// nearest row of another run, weighted as the training weighs its runs. A row farther from the
+// training than that is left uncorrected. Rows repeated exactly in another run count at distance
+// 0; when the quantile falls on them, the smallest distance above 0 stands in.
 
 #include <cstdint>
 #include <string>
@@ -30,8 +30,8 @@ struct DomainOptions {
 class CorrectionDomain {
  public:
   CorrectionDomain() = default;
-  /// From the training rows `x`, their run index `run` and weight `w` (each run weighing the same
-  /// in total). With a single run, each distinct row is measured against the others.
+  /// From the training rows `x`, their run index `run` and weight `w` (balanced_set's run
+  /// weights). With a single run, each distinct row is measured against the others.
   [[nodiscard]] static CorrectionDomain build(const std::vector<CorrectionFeatures>& x,
                                               const std::vector<int>& run,
                                               const std::vector<double>& w,

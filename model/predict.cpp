@@ -162,9 +162,7 @@ OpCost predict(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const Pred
   const Placement where = runs_on(op);
   if (where == Placement::kAicpu || where == Placement::kHost) {
     OpCost c = where == Placement::kAicpu ? cost::cost_aicpu(op, hw) : cost::cost_host(op, hw);
-    double input_bytes = 0;  // what op_facts() sums, without preparing the rest
-    for (const auto& t : op.inputs) input_bytes += t.bytes();
-    flag_device_memory(c, input_bytes, hw);
+    flag_device_memory(c, c.bytes_in, hw);  // off the cores, bytes_in is the inputs' bytes
     return c;
   }
   const OpFacts f = op_facts(op);

@@ -72,7 +72,7 @@ TEST_CASE("balanced_set: each run weighs the same in total, the mean row weight 
   const std::vector<Sample> big = run(hw, 0, one);  // 72 rows
   std::vector<Sample> small(big.begin(), big.begin() + 8);
   const CorrectionSet set =
-      balanced_set({{&big, all(big), hw}, {&small, all(small), hw}}, FeatureSet{});
+      balanced_set({{&big, all(big), hw}, {&small, all(small), hw}}, FeatureSet{}, 0.0);
   REQUIRE(set.x.size() == 80);
   // 80 rows, 2 runs: each run weighs 40; a big-run row 40/72, a small-run row 40/8 = 5.
   CHECK(set.w.front() == Approx(40.0 / 72.0));
@@ -96,7 +96,7 @@ TEST_CASE("correction learns a residual that is a function of bytes moved and lo
     o.kind = CorrectionKind::kGbt;
     o.domain.quantile = 0;
     const Correction c = Correction::train(
-        balanced_set({{&a, all(a), hw}, {&b, all(b), hw}}, o.features), o);
+        balanced_set({{&a, all(a), hw}, {&b, all(b), hw}}, o.features, 0.0), o);
     const double before = mape(held, corrected_predictions(held, all(held), hw, Correction{}));
     std::size_t ood = 99;
     const double after = mape(held, corrected_predictions(held, all(held), hw, c, &ood));
@@ -113,7 +113,7 @@ TEST_CASE("correction learns a residual that is a function of bytes moved and lo
     o.ridge_alpha = 1e-4;
     o.domain.quantile = 0;
     const Correction c = Correction::train(
-        balanced_set({{&a, all(a), hw}, {&b, all(b), hw}}, o.features), o);
+        balanced_set({{&a, all(a), hw}, {&b, all(b), hw}}, o.features, 0.0), o);
     const double before = mape(held, corrected_predictions(held, all(held), hw, Correction{}));
     const double after = mape(held, corrected_predictions(held, all(held), hw, c));
     CHECK(before > 0.3);
@@ -130,7 +130,7 @@ TEST_CASE("correction: a row outside its training gets no correction and says wh
   const auto a = run(hw, 0, truth);
   CorrectionOptions o;
   o.kind = CorrectionKind::kGbt;
-  const Correction c = Correction::train(balanced_set({{&a, all(a), hw}}, o.features), o);
+  const Correction c = Correction::train(balanced_set({{&a, all(a), hw}}, o.features, 0.0), o);
   auto features = [&](const Sample& s) {
     return correction_features(s, predict_sample(s, hw), hw, o.features);
   };
@@ -172,7 +172,7 @@ TEST_CASE("correction: two trainings give identical predictions; the file reads 
   for (const CorrectionKind kind : {CorrectionKind::kGbt, CorrectionKind::kRidge}) {
     CorrectionOptions o;
     o.kind = kind;
-    const CorrectionSet set = balanced_set({{&a, all(a), hw}, {&b, all(b), hw}}, o.features);
+    const CorrectionSet set = balanced_set({{&a, all(a), hw}, {&b, all(b), hw}}, o.features, 0.0);
     const Correction c1 = Correction::train(set, o), c2 = Correction::train(set, o);
     const auto p1 = corrected_predictions(held, all(held), hw, c1);
     const auto p2 = corrected_predictions(held, all(held), hw, c2);
@@ -209,7 +209,7 @@ TEST_CASE("correction file: a damaged tree is refused when read, never walked",
   o.gbt.rounds = 2;
   o.gbt.min_child_weight = 1;
   const std::string good =
-      Correction::train(balanced_set({{&a, all(a), hw}, {&b, all(b), hw}}, o.features), o)
+      Correction::train(balanced_set({{&a, all(a), hw}, {&b, all(b), hw}}, o.features, 0.0), o)
           .serialize();
   const std::size_t at = good.find("\nleft 1 ");
   REQUIRE(at != std::string::npos);  // the first tree splits at its root
