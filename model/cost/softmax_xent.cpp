@@ -66,6 +66,10 @@ std::int64_t logits_blocks(std::int64_t n, std::int64_t c, double ds, int cores,
 }  // namespace
 
 bool plan_logits_2d(const OpDesc& op, const HwSpec& hw, int cores, KernelPlan& p) noexcept {
+  // The static schedule of the coupled-core (200x) parts' TBE toolchain, which the MindSpore
+  // runs on the 910 use; the split-core 220x parts run CANN's dynamic-shape kernel (another
+  // tiling, SoftmaxCrossEntropyWithLogitsSchedule), on which no row is measured.
+  if (hw.chip.split_cores) return false;
   if (op.inputs.empty() || op.inputs[0].shape.size() != 2) return false;
   const TensorDesc& x = op.inputs[0];
   const std::int64_t n = x.shape[0], c = x.shape[1];

@@ -1,5 +1,5 @@
 // Hand-computed cases for SoftmaxCrossEntropyWithLogits as TBE's logits_2d_schedule runs it
-// (model/cost/softmax_xent.cpp), on a toy chip: 1 GHz, 30 vector cores, a 192 KiB UB (half of it
+// (model/cost/softmax_xent.cpp), on a toy coupled-core chip: 1 GHz, 30 vector cores, a 192 KiB UB (half of it
 // over 6 x 128 fp32 elements: 4096 elements a UB tile), every vector class 1 cycle a repeat but
 // binary 2, 22 cycles an API call, 230 cycles a row reduction's scalar round trip, 8 cycles a
 // scalar UB access.
@@ -16,6 +16,7 @@ namespace {
 
 HwSpec xent_toy() {
   HwSpec hw = npusim::test::toy_vector_chip();
+  hw.chip.split_cores = false;  // the coupled-core parts' TBE static schedule
   hw.chip.vector_cores = 30;
   hw.chip.ub_bytes = 196608;
   hw.vector.row_reduce_sync_cycles = 230;
@@ -68,4 +69,14 @@ TEST_CASE("the logits schedule's workspace variant runs a row at a time through 
   // 4 row writes (the three intermediates and the backprop) plus its loss
   CHECK(c.bytes_in == Approx(64.0 * 10 * 4004));
   CHECK(c.bytes_out == Approx(64.0 * (4 * 4004 + 4)));
+}
+
+TEST_CASE("the split-core parts keep the generic row-wise plan for SoftmaxCrossEntropyWithLogits",
+          "[mechanism][softmax]") {
+  HwSpec hw = xent_toy();
+  const OpCost coupled = predict(xent("16", "100"), hw, CoreBudget{});
+  hw.chip.split_cores = true;
+  const OpCost split = predict(xent("16", "100"), hw, CoreBudget{});
+  // no per-element copies there: far less scalar work than the 87.84 us above
+  CHECK(split.pipes.scalar_us < coupled.pipes.scalar_us / 5);
 }
