@@ -288,6 +288,33 @@ TEST_CASE("scattered rows: no zeroing for UnsortedSegmentSum, duplicates from fe
         Approx((8192.0 * 256 / 8 + 65536.0 / 32 + (8192 + tiles) * 27) / 1000.0));
 }
 
+TEST_CASE("a segment sum into fewer segments than cores adds at most one core's write rate a "
+          "segment",
+          "[mechanism][index]") {
+  HwSpec hw = toy();  // 8 vector cores, 64 B/cycle written a core, 12 cycles a store's setup
+  hw.memory.row_dma_bytes_per_cycle = 64;  // no one-row limit: the serialisation alone
+  const auto uss = [&](const char* out) {
+    return predict(op_io("UnsortedSegmentSum", "8192,64;8192", "FLOAT16;INT32", "", out, "FLOAT16",
+                         ""),
+                   hw);
+  };
+  // 8192 rows of 128 B into 2 segments on 8 cores: the adds into each segment run one core at a
+  // time, so the 8 cores share 2 x 64 B/cycle: 16 B/cycle a core. A tile of r rows stores r x 128
+  // B at 16 B/cycle plus r setups of 12 cycles; a core runs `waves` tiles.
+  const OpCost two = uss("2,64");
+  REQUIRE(two.block_dim == 8);
+  const double r = 8192.0 / static_cast<double>(two.tiles);
+  CHECK(two.pipes.mte3_us == Approx(two.waves * (r * 128 / 16 + r * 12) / 1000.0));
+  CHECK(two.critical_path.conflict_us == 0);  // the serialisation replaces the conflict estimate
+  // 16 segments, more than the cores: each core at its own 64 B/cycle, and the conflict estimate
+  // back: duplicate ratio 1 - 16/8192 at full width, the coefficient's share of the MTE3 time
+  const OpCost sixteen = uss("16,64");
+  const double conflict = hw.overhead.conflict_coefficient * (1 - 16.0 / 8192);
+  CHECK(sixteen.pipes.mte3_us ==
+        Approx(sixteen.waves * (r * 128 / 64 + r * 12) * (1 + conflict) / 1000.0));
+  CHECK(sixteen.critical_path.conflict_us > 0);
+}
+
 TEST_CASE("AI CPU ops pay dispatch and run at scalar speed; dynamic shapes add a host round trip",
           "[mechanism][aicpu]") {
   const HwSpec hw = toy();
