@@ -84,15 +84,12 @@ bool plan_logits_2d(const OpDesc& op, const HwSpec& hw, int cores, KernelPlan& p
   const double width = ds == 4 ? 6.0 : 12.0;
   const auto max_ub = static_cast<std::int64_t>(
       std::floor(hw.chip.ub_bytes / 2.0 / ds / (width * 128.0)) * 128.0);
+  // the most rows (a divisor of the block's) whose elements fit max_ub; in closed form, as a
+  // loop down from `inner` would run for as many rows as an absurd shape has
   std::int64_t split = 1;
-  if (!(c > 128 && (c * 4) % 32 != 0)) {
-    for (std::int64_t i = inner; i > 0; --i) {
-      if (c * i <= max_ub) {
-        split = i;
-        while (inner % split != 0) --split;
-        break;
-      }
-    }
+  if (!(c > 128 && (c * 4) % 32 != 0) && c <= max_ub) {
+    split = std::min(inner, max_ub / c);
+    while (inner % split != 0) --split;  // at most max_ub steps
   }
   const bool workspace = (blocks > 1 && split < 32 / static_cast<std::int64_t>(ds)) || c > max_ub;
   p.unit = Placement::kVector;
@@ -110,12 +107,11 @@ bool plan_logits_2d(const OpDesc& op, const HwSpec& hw, int cores, KernelPlan& p
     // exp twice, the broadcast sum twice) and 4 row writes (the three and the backprop).
     const std::int64_t min_rows = 32 / static_cast<std::int64_t>(ds);
     const int core_num = std::max(1, hw.chip.vector_cores);
+    // the fewest rows a block (at least min_rows) with ceil(n / rows) <= core_num, i.e.
+    // ceil(n / core_num): the schedule's loop down from n, in closed form
     std::int64_t factor = n;
     if (n >= min_rows) {
-      for (std::int64_t i = n; i >= min_rows; --i) {
-        if ((n + i - 1) / i > core_num) break;
-        factor = i;
-      }
+      factor = std::max(min_rows, (n + core_num - 1) / core_num);
       if (factor == n) factor = n > core_num * min_rows ? (n + core_num - 1) / core_num : min_rows;
     }
     std::int64_t chunk = std::min(c, max_ub);

@@ -5,6 +5,7 @@
 // scalar UB access.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
 
 #include "model/predict.h"
@@ -79,4 +80,22 @@ TEST_CASE("the split-core parts keep the generic row-wise plan for SoftmaxCrossE
   const OpCost split = predict(xent("16", "100"), hw, CoreBudget{});
   // no per-element copies there: far less scalar work than the 87.84 us above
   CHECK(split.pipes.scalar_us < coupled.pipes.scalar_us / 5);
+}
+
+TEST_CASE("the logits schedule's block and tile choices are closed forms, not loops over rows",
+          "[mechanism][softmax]") {
+  const HwSpec hw = xent_toy();
+  // 2^33 rows: the schedule's own loops (down from the rows to a tile's, down from N to a
+  // block's) would run for minutes here; the closed forms make the same choice at once.
+  // [2^33, 1001] runs the workspace variant with the fewest rows a block that keep the blocks
+  // within 30 cores: ceil(2^33 / 30) = 286331154 rows, 30 blocks, 10 row reads of 4004 B a row.
+  const OpCost wide = predict(xent("8589934592", "1001"), hw, CoreBudget{});
+  CHECK(wide.block_dim == 30);
+  CHECK(std::isfinite(wide.duration_us));
+  CHECK(wide.bytes_in == Approx(8589934592.0 * 10 * 4004));
+  // [2^33, 128]: aligned rows, 30 blocks of 286331153 rows, a tile of at most 4096 / 128 = 32
+  // rows (a divisor of the block's)
+  const OpCost aligned = predict(xent("8589934592", "128"), hw, CoreBudget{});
+  CHECK(aligned.block_dim == 30);
+  CHECK(std::isfinite(aligned.duration_us));
 }
