@@ -297,6 +297,7 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
   // Each tile issues tm x tn x Kp MACs on the fractal grid; only M N K of them are useful.
   double eff = hw.cube.efficiency;
   if (g.a_nz && g.b_nz) eff *= hw.cube.nz_efficiency;
+  if (conv) eff *= hw.cube.conv_efficiency;
   eff = std::min(eff, 1.0);
   const double macs_per_cycle = hw.cube.macs_per_cycle_fp16 * cube_rate_factor(g.dtype, hw) * eff;
   p.flops = 2 * g.batch * g.m * g.n * g.k;

@@ -143,3 +143,24 @@ TEST_CASE("a convolution deals whole images to the cores, its filter gradient do
                             hw);
   CHECK(dx.pipes.cube_us == Approx(0.144));
 }
+
+TEST_CASE("cube.conv_efficiency scales a convolution's cube rate and no GEMM's",
+          "[mechanism][cube][conv]") {
+  HwSpec hw = toy_cube();
+  const OpDesc conv = conv_op("Conv2D", "2,1,8,8,8;9,1,16,8", "FLOAT", "NC1HWC0;FRACTAL_Z",
+                              "2,2,8,8,8", "NC1HWC0");
+  OpText mm;
+  mm.type = "MatMul";
+  mm.input_shapes = "128,64;64,128";
+  mm.input_dtypes = "FLOAT16;FLOAT16";
+  mm.output_shapes = "128,128";
+  mm.output_dtypes = "FLOAT16";
+  const OpDesc gemm = npusim::test::op(mm);
+  const double conv_before = predict(conv, hw).pipes.cube_us;
+  const double gemm_before = predict(gemm, hw).pipes.cube_us;
+  CHECK(conv_before == Approx(0.072));  // the first case above
+  hw.cube.conv_efficiency = 0.5;
+  // half the sustained rate: 128*16*72 / (2048 * 0.5) = 144 cycles
+  CHECK(predict(conv, hw).pipes.cube_us == Approx(0.144));
+  CHECK(predict(gemm, hw).pipes.cube_us == Approx(gemm_before));
+}
