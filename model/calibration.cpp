@@ -35,6 +35,8 @@ const std::vector<ParamDef>& defs() {
   static const std::vector<ParamDef> d = [] {
     std::vector<ParamDef> v = {
         {"cube.efficiency", 0.2, 1.0, +[](HwSpec& h) { return &h.cube.efficiency; }},
+        // a factor on efficiency for convolutions, (0, 1.5] like nz_efficiency
+        {"cube.conv_efficiency", 0.2, 1.5, +[](HwSpec& h) { return &h.cube.conv_efficiency; }},
         {"cube.transposed_a_efficiency", 0.2, 1.0,
          +[](HwSpec& h) { return &h.cube.transposed_a_efficiency; }},
         {"cube.nd2nz_load_factor", 0.2, 1.0, +[](HwSpec& h) { return &h.cube.nd2nz_load_factor; }},

@@ -85,6 +85,14 @@ class Loader {
       record(key);
     }
 
+    // A key a spec file may leave out: the field keeps its default.
+    void optional_number(const char* key, double& field, Range r) {
+      const auto v = reader_.optional_number(key, r.lo, r.hi, r.lo_open, r.hi_open);
+      if (!v) return;
+      field = *v;
+      record(key);
+    }
+
     void integer(const char* key, int& field, std::int64_t lo, bool power_of_two = false) {
       std::int64_t v = 0;
       if (overlay_) {
@@ -173,6 +181,7 @@ void Loader::read_model_sections(TableReader& root, bool overlay) {
     s->number("efficiency", c.efficiency, kEfficiency);
     s->number("transposed_a_efficiency", c.transposed_a_efficiency, kEfficiency);
     s->number("nz_efficiency", c.nz_efficiency, kNzEfficiency);
+    s->optional_number("conv_efficiency", c.conv_efficiency, kNzEfficiency);
     s->integer("tile_m", c.tile_m, 1);
     s->integer("tile_n", c.tile_n, 1);
     s->number("l1_to_l0a_bytes_per_cycle", c.l1_to_l0a_bytes_per_cycle, kPositive);

@@ -65,6 +65,9 @@ struct CubeSpec {
   double fp32_rate_factor = 0;       ///< fp32/hf32 MAC rate relative to fp16
   double efficiency = 0;             ///< sustained fraction of peak for a large ND GEMM, (0, 1]
   double transposed_a_efficiency = 0;  ///< extra factor when A is read transposed, (0, 1]
+  /// factor on `efficiency` for an implicit-GEMM convolution (load3d img2col operands), (0, 1.5];
+  /// optional in a spec file, 1 when absent: a convolution sustains what a GEMM does
+  double conv_efficiency = 1;
   double nz_efficiency = 0;          ///< factor for pre-tiled FRACTAL_NZ operands, (0, 1.5]
   int tile_m = 0;                    ///< base block rows per core (elements)
   int tile_n = 0;                    ///< base block columns per core (elements)

@@ -45,6 +45,13 @@ const std::set<std::string>& chip_keys() {
       // rows 57.6 % MAPE; per chip (Llama keeps its spec) 11.2 % (docs/accuracy.md, "GEMMs on the
       // 30-core 910").
       "cube.efficiency",
+      // A convolution's share of the cube's peak relative to a GEMM's (load3d img2col operands
+      // and the conv tiler, where a GEMM has ND/NZ operands and the matmul tiler): per chip, for
+      // the reason above. Shared with cube.efficiency, the 910's BERT and ViT GEMMs (0.35-0.94
+      // of measured uncalibrated) and its convolutions (0.52-0.86) were fitted one rate; apart,
+      // the folds fit this 1.22-1.35 on the 910 (docs/accuracy_mechanisms.md, "Convolutions deal
+      // whole images").
+      "cube.conv_efficiency",
   };
   return k;
 }

@@ -113,3 +113,54 @@ TEST_CASE("C0 sets the element size the cube multiplies: 16 is fp16 whatever the
   CHECK(c.pipes.cube_us == Approx(0.072));
   CHECK(c.bytes_in == Approx(2 * 16 * 8 * 8 * 2 + 144 * 16 * 2));
 }
+
+TEST_CASE("a convolution deals whole images to the cores, its filter gradient does not",
+          "[mechanism][cube][conv][whole_units]") {
+  HwSpec hw = toy_cube();
+  hw.chip.cube_cores = 2;
+  hw.cube.tile_m = 32;  // an 8 x 8 image (64 pixels) is two M tiles
+  // Conv2D as above, 1x1 kernel would do; the 3x3 one: K = 72, N = 16, M = images * 64.
+  // A tile is 32 x 16 over K = 72: 32*16*72 / 2048 = 18 cycles.
+  auto conv = [&](int n) {
+    const std::string x = std::to_string(n) + ",1,8,8,8;9,1,16,8";
+    const std::string y = std::to_string(n) + ",2,8,8,8";
+    return predict(conv_op("Conv2D", x, "FLOAT", "NC1HWC0;FRACTAL_Z", y, "NC1HWC0"), hw);
+  };
+  // 4 images on 2 cores: 2 images, 4 tiles a core = 72 cycles.
+  const OpCost four = conv(4);
+  CHECK(four.tiles == 8);
+  CHECK(four.pipes.cube_us == Approx(0.072));
+  // 3 images: one core runs 2 whole images (4 tiles), as long as 4 images take; an even split
+  // of the 6 tiles would be 3 a core (0.054 us).
+  const OpCost three = conv(3);
+  CHECK(three.tiles == 6);
+  CHECK(three.pipes.cube_us == Approx(0.072));
+  // The input gradient deals dx's images the same way: dy 3 x 16 x 8 x 8 -> dx 3 x 16 x 8 x 8,
+  // K = 16 * 9 = 144, N = 16, so a tile is 32*16*144 / 2048 = 36 cycles, 4 tiles a core.
+  const OpCost dx = predict(conv_op("Conv2DBackpropInput", "4;18,1,16,8;3,2,8,8,8",
+                                    "INT32;FLOAT;FLOAT", "NCHW;FRACTAL_Z;NC1HWC0", "3,2,8,8,8",
+                                    "NC1HWC0"),
+                            hw);
+  CHECK(dx.pipes.cube_us == Approx(0.144));
+}
+
+TEST_CASE("cube.conv_efficiency scales a convolution's cube rate and no GEMM's",
+          "[mechanism][cube][conv]") {
+  HwSpec hw = toy_cube();
+  const OpDesc conv = conv_op("Conv2D", "2,1,8,8,8;9,1,16,8", "FLOAT", "NC1HWC0;FRACTAL_Z",
+                              "2,2,8,8,8", "NC1HWC0");
+  OpText mm;
+  mm.type = "MatMul";
+  mm.input_shapes = "128,64;64,128";
+  mm.input_dtypes = "FLOAT16;FLOAT16";
+  mm.output_shapes = "128,128";
+  mm.output_dtypes = "FLOAT16";
+  const OpDesc gemm = npusim::test::op(mm);
+  const double conv_before = predict(conv, hw).pipes.cube_us;
+  const double gemm_before = predict(gemm, hw).pipes.cube_us;
+  CHECK(conv_before == Approx(0.072));  // the first case above
+  hw.cube.conv_efficiency = 0.5;
+  // half the sustained rate: 128*16*72 / (2048 * 0.5) = 144 cycles
+  CHECK(predict(conv, hw).pipes.cube_us == Approx(0.144));
+  CHECK(predict(gemm, hw).pipes.cube_us == Approx(gemm_before));
+}

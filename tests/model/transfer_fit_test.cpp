@@ -116,6 +116,7 @@ TEST_CASE("transfer fit: parameters are scoped to the chip or the kernels") {
   CHECK(param_scope("memory.hbm_efficiency") == ParamScope::kChip);
   CHECK(param_scope("chip.freq_mhz") == ParamScope::kChip);
   CHECK(param_scope("cube.efficiency") == ParamScope::kChip);  // TBE on the 910, Ascend C on 910B
+  CHECK(param_scope("cube.conv_efficiency") == ParamScope::kChip);  // the conv kernels likewise
   CHECK(param_scope("cube.transposed_a_efficiency") == ParamScope::kKernel);
   CHECK(param_scope("vector.cycles_per_repeat.binary") == ParamScope::kKernel);
 }
