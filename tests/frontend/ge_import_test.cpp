@@ -96,7 +96,7 @@ TEST_CASE("a GE dump imports with logical shapes, data and control edges", "[fro
   CHECK(has_transpose_attr);
 }
 
-TEST_CASE("a GE dump's data inputs become tensor edges; Data and Const become graph inputs",
+TEST_CASE("a GE dump's data inputs become tensor edges, and Data and Const become graph inputs",
           "[frontend][ge][edges]") {
   const TempFile f("ge_onnx_00000004_graph_1_Build.pbtxt", dump(false));
   const auto r = import_ge_dump(f.path());

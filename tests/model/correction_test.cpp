@@ -164,7 +164,7 @@ TEST_CASE("correction: a row outside its training gets no correction and says wh
   CHECK(chip.ood);
 }
 
-TEST_CASE("correction: two trainings give identical predictions; the file reads back the same",
+TEST_CASE("correction: two trainings give identical predictions, and the file reads back the same",
           "[correction]") {
   const HwSpec hw = npusim::test::chip("ascend910b3");
   auto truth = [](double bytes) { return 1.0 + 0.5 * std::sin(std::log(bytes)); };
@@ -273,9 +273,10 @@ CorrectionFeatures point(double a, double b) {
 
 }  // namespace
 
-TEST_CASE("correction domain: the threshold is how far the training's runs lie from each other; "
-          "a row inside every feature's range but far from every training row is declined",
-          "[correction][domain]") {
+TEST_CASE(
+    "correction domain: the threshold is how far the training's runs lie from each other, and "
+    "a row inside every feature's range but far from every training row is declined",
+    "[correction][domain]") {
   // Two runs on the diagonal: run 0 at 0, 2, 4 and run 1 at 1, 3, 5. Each feature has mean 2.5
   // and standard deviation sqrt(17.5 / 6) = 1.7078. Every row's nearest row of the other run is
   // 1 away in both features: 1 / 1.7078 = 0.5855 standard deviations (root mean square over the

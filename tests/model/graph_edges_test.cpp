@@ -76,7 +76,7 @@ inputs = ["cross"]
 
 }  // namespace
 
-TEST_CASE("inputs name producers and graph inputs; shapes and dtypes follow the edges",
+TEST_CASE("inputs name producers and graph inputs, and shapes and dtypes follow the edges",
           "[graph][edges]") {
   const Graph g = edges_graph_from(kSeed);
   REQUIRE(g.size() == 3);

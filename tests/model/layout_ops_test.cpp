@@ -92,7 +92,7 @@ TEST_CASE("the max-pool gradient selects dy by the mask bit and accumulates per 
 }
 
 TEST_CASE("ReluGradV2 selects dy by its packed bit mask, one mask-select repeat per 128 fp16 "
-          "elements; the mask is read, not broadcast",
+          "elements, and the mask is read, not broadcast",
           "[mechanism][mask_select]") {
   HwSpec hw = layout_toy_vector();
   hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kMaskSelect)] = 15;

@@ -315,8 +315,9 @@ TEST_CASE("a segment sum into fewer segments than cores adds at most one core's 
   CHECK(sixteen.critical_path.conflict_us > 0);
 }
 
-TEST_CASE("AI CPU ops pay dispatch and run at scalar speed; dynamic shapes add a host round trip",
-          "[mechanism][aicpu]") {
+TEST_CASE(
+    "AI CPU ops pay dispatch and run at scalar speed, and dynamic shapes add a host round trip",
+    "[mechanism][aicpu]") {
   const HwSpec hw = toy();
   // Unique of 1000 elements: 20 us dispatch + 1000 x 2 ns + 60 us device->host->device sync.
   const OpCost u = predict(op("Unique", "1000", "INT32"), hw);
@@ -381,8 +382,9 @@ TEST_CASE("a kernel with no tensor input still pays the first-read latency of it
   CHECK(c.duration_us < 0.316 + 1.7 + 0.1);  // the write of 32 bytes itself is negligible
 }
 
-TEST_CASE("streams in both directions lose HBM time to read-write turnaround; one direction none",
-          "[mechanism][memory]") {
+TEST_CASE(
+    "streams in both directions lose HBM time to read-write turnaround, and one direction none",
+    "[mechanism][memory]") {
   HwSpec hw = toy();
   hw.memory.hbm_bandwidth_gbps = 100;  // 100 B/ns: the chip cap decides
   hw.chip.l2_bytes = 0;

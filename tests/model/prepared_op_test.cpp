@@ -134,8 +134,9 @@ TEST_CASE("a malformed attribute read from a prepared op throws as the OpDesc's 
   CHECK(q.facts().attrs.ints(Attr::kStrides, v) == 0);
 }
 
-TEST_CASE("a sort op's facts hold only parsed attributes; a malformed one throws from predict()",
-          "[prepared]") {
+TEST_CASE(
+    "a sort op's facts hold only parsed attributes, and a malformed one throws from predict()",
+    "[prepared]") {
   const HwSpec& hw = test::chip("ascend910b3");
   const PreparedOp good(test::op("TopKV2", "64,4000", "FLOAT16", {{"k", "100"}}));
   REQUIRE(good.facts().sort() != nullptr);
@@ -157,7 +158,7 @@ TEST_CASE("a sort op's facts hold only parsed attributes; a malformed one throws
   CHECK(text_of(predict(PreparedOp(sort_k), hw)) == text_of(predict(sort, hw)));
 }
 
-TEST_CASE("a convolution's operands are prepared; a malformed groups throws from predict()",
+TEST_CASE("a convolution's operands are prepared, and a malformed groups throws from predict()",
           "[prepared]") {
   const HwSpec& hw = test::chip("ascend910b3");
   // 48 input channels: kept at 48 on the 32-byte fractal K (16 fp16), padded to 64 on a 64-byte one

@@ -33,7 +33,7 @@ const CoreBudget kReduceOneVectorCore{0, 1};
 
 }  // namespace
 
-TEST_CASE("reduced axes come from the output shape; size-1 axes drop and neighbours merge",
+TEST_CASE("reduced axes come from the output shape, and size-1 axes drop and neighbours merge",
           "[mechanism][reduce]") {
   // DeepFM: ReduceSum [12000,39,1] -> [12000,1] names no axes; it sums the 39, not the 1.
   const OpDesc a = npusim::test::op_io("ReduceSum", "12000,39,1", "FLOAT16", "ND", "12000,1", "FLOAT16", "ND");

@@ -86,7 +86,7 @@ TEST_CASE("MatMul and BatchMatMul honour transposes and broadcast the batch", "[
   CHECK(infer("MatMulV2", {"16,32", "32,8"}, {"INT8", "INT8"}).dtypes[0] == "INT32");
 }
 
-TEST_CASE("Tile multiplies by its multiples, B included; Concat adds along its axis",
+TEST_CASE("Tile multiplies by its multiples, B included, and Concat adds along its axis",
           "[shape]") {
   CHECK(out0("Tile", {"1,8,32,300", "4"}, {"FLOAT16", "INT64"}, {{"multiples", "128,1,1,1"}}) ==
         "128,8,32,300");
@@ -107,7 +107,7 @@ TEST_CASE("Tile multiplies by its multiples, B included; Concat adds along its a
   CHECK(out0("Pack", {"B,8", "B,8"}, {"FLOAT16", "FLOAT16"}, {{"axis", "1"}}) == "B,2,8");
 }
 
-TEST_CASE("reductions drop or keep their axes; ArgMax gives INT32", "[shape]") {
+TEST_CASE("reductions drop or keep their axes, and ArgMax gives INT32", "[shape]") {
   CHECK(out0("ReduceSum", {"B,4000,50"}, {"FLOAT16"}, {{"axes", "1"}}) == "B,50");
   CHECK(out0("ReduceMeanD", {"B,4000,50"}, {"FLOAT16"}, {{"axes", "-1"}, {"keep_dims", "true"}}) ==
         "B,4000,1");
@@ -118,10 +118,10 @@ TEST_CASE("reductions drop or keep their axes; ArgMax gives INT32", "[shape]") {
   CHECK(am.dtypes[0] == "INT32");
 }
 
-TEST_CASE("Gather takes axis and batch_dims; TopK returns values and INT32 indices", "[shape]") {
+TEST_CASE("Gather takes axis and batch_dims, and TopK returns values and INT32 indices",
+          "[shape]") {
   // params (400,50), indices (B,4000), axis 0 -> (B,4000,50)
-  CHECK(out0("GatherV2", {"400,50", "B,4000", "1"}, {"FLOAT16", "INT64", "INT32"}) ==
-        "B,4000,50");
+  CHECK(out0("GatherV2", {"400,50", "B,4000", "1"}, {"FLOAT16", "INT64", "INT32"}) == "B,4000,50");
   // axis 1: (400,50) with indices (7) -> (400,7)
   CHECK(out0("GatherV2D", {"400,50", "7"}, {"FLOAT16", "INT32"}, {{"axis", "1"}}) == "400,7");
   // batch_dims 1: params (B,100,16), indices (B,5), axis 1 -> (B) + (5) + (16)
@@ -156,10 +156,10 @@ TEST_CASE("Transpose, Reshape, Squeeze, Unsqueeze, Flatten and Cast", "[shape]")
   CHECK(c.dtypes[0] == "FLOAT16");
 }
 
-TEST_CASE("Slice and StridedSlice clip to the axis; only a whole batch axis is kept", "[shape]") {
+TEST_CASE("Slice and StridedSlice clip to the axis, and only a whole batch axis is kept",
+          "[shape]") {
   // offsets (0,10) size (-1,20) on (B,64) -> (B,20)
-  CHECK(out0("SliceD", {"B,64"}, {"FLOAT16"}, {{"offsets", "0,10"}, {"size", "-1,20"}}) ==
-        "B,20");
+  CHECK(out0("SliceD", {"B,64"}, {"FLOAT16"}, {{"offsets", "0,10"}, {"size", "-1,20"}}) == "B,20");
   // begin 1, end 10, stride 2 on 64 -> 1,3,5,7,9: 5
   CHECK(out0("StridedSlice", {"B,64"}, {"FLOAT16"},
              {{"begin", "0,1"}, {"end", "0,10"}, {"strides", "1,2"}, {"begin_mask", "1"},

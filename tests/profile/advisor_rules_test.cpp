@@ -424,11 +424,12 @@ TEST_CASE("communication transfers off the 512-byte grid are found", "[advisor]"
   CHECK_THAT(evidence(*e, "hcom_allReduce__1"), Catch::Contains("wait 150 us"));
 }
 
-TEST_CASE("aligned transfers make no byte-alignment finding; small collectives do", "[advisor]") {
-  const Report r = CraftedProfile(step_with_collective(),
-                                  {{"communication.json",
-                                    communication_json(R"({"2.064384": [12, 0.08]})")}})
-                       .analyze();
+TEST_CASE("aligned transfers make no byte-alignment finding, and small collectives do",
+          "[advisor]") {
+  const Report r =
+      CraftedProfile(step_with_collective(),
+                     {{"communication.json", communication_json(R"({"2.064384": [12, 0.08]})")}})
+          .analyze();
   CHECK(find(r, "comm_byte_alignment") == nullptr);
   // The one collective moves 3 MB over SDMA, under 16 MB: 1 of 1 is small.
   const Finding* f = find(r, "comm_small_packets");

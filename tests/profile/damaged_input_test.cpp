@@ -95,7 +95,7 @@ TEST_CASE("a file cut inside a quoted field is reported as truncation", "[damage
   CHECK_THAT(strict_error(f), Catch::StartsWith(f + ":3: error: a quoted field is never closed"));
 }
 
-TEST_CASE("a short row in the middle is skipped; --strict fails on it", "[damaged]") {
+TEST_CASE("a short row in the middle is skipped, and --strict fails on it", "[damaged]") {
   npusim::test::TempDir d;
   const auto f = d.write("kernel_details.csv",
                          kDamagedHeader + good_rows(3) + "Broken,Add,AI_VECTOR_CORE\n" + good_rows(3, 3))

@@ -415,7 +415,7 @@ TEST_CASE("switching the arrival kind with --set tolerates the file's keys of th
              Catch::Contains("[workload].concurrency: only used with arrival = \"closed\""));
 }
 
-TEST_CASE("a measured block dim above the chip's cores holds every core, with a warning; a "
+TEST_CASE("a measured block dim above the chip's cores holds every core, with a warning, and a "
           "fractional one is an error at the op",
           "[scenario]") {
   std::string text = kBase;

@@ -117,7 +117,7 @@ TEST_CASE("Malformed ranges are errors on the command line naming the range", "[
   }
 }
 
-TEST_CASE("An axis names a scenario key; an unknown key lists the accepted ones", "[sweep]") {
+TEST_CASE("An axis names a scenario key, and an unknown key lists the accepted ones", "[sweep]") {
   const auto axis = parse_sweep_axis("deployment.streams=1..3");
   CHECK(axis.key == "deployment.streams");
   CHECK(axis.values == Strings{"1", "2", "3"});
