@@ -41,13 +41,22 @@ std::vector<OpKindInfo> build_table() {
                  "QuantBatchMatmulV3", "WeightQuantBatchMatmulV2", "GroupedMatmul"}) {
     cube(n, R::kBatchMatMul);
   }
+  // A forward or input-gradient convolution over an NC1HWC0 map deals whole images to the cores
+  // (the filter gradient reduces over them): at batch 32 on the 910's 30 blocks two cores run two
+  // images. FusionOp_Conv2D_BNTrainingReduce [N,10,17,17,16] takes 30.9 us at batch 16 on 16
+  // blocks and 57.9 at batch 32 on 30 (MindSpore Inception v3); per shape the batch-32 time is
+  // 1.84 (median of 90 rows), 1.95 (44, with ReluGradV2) and 1.79 (43, Conv2DBackpropInput)
+  // times the batch-16 one, where an even split gives 32/30 (docs/accuracy_mechanisms.md,
+  // "Convolutions deal whole images").
   for (auto n : {"Conv2D", "Conv2DV2", "DepthwiseConv2D", "Conv3D", "Convolution"}) {
     cube(n, R::kConv2D);
+    t.back().whole_images = true;
   }
   // (Conv2DTranspose takes x before the filter, unlike these: not one of them)
   for (auto n : {"Conv2DBackpropInput", "Conv2DBackpropInputD", "Conv2DBackpropInputV2",
                  "DepthwiseConv2DBackpropInput"}) {
     cube(n, R::kConvBackpropInput);
+    t.back().whole_images = true;
   }
   for (auto n : {"Conv2DBackpropFilter", "Conv2DBackpropFilterD", "Conv2DBackpropFilterV2",
                  "DepthwiseConv2DBackpropFilter"}) {
@@ -223,6 +232,7 @@ std::vector<OpKindInfo> build_table() {
                  "SoftmaxCrossEntropyWithLogits"}) {
     red(n, R::kRowwise,
         {VC::kReduce, VC::kBinary, VC::kTranscendental, VC::kReduce, VC::kTranscendental});
+    t.back().logits_2d = std::string_view(n) == "SoftmaxCrossEntropyWithLogits";
   }
   for (auto n : {"LayerNorm", "LayerNormV3", "LayerNormV4", "LayerNormGrad", "BatchNorm",
                  "BNInfer", "GroupNorm", "InstanceNorm", "AddLayerNorm"}) {

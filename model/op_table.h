@@ -54,6 +54,9 @@ struct OpKindInfo {
   /// core runs ceil(N / block dim) images (model/cost/launch_waves.cpp). For a fusion, set when
   /// its main op does.
   bool whole_images = false;
+  /// SoftmaxCrossEntropyWithLogits: on the coupled-core parts, TBE's logits_2d schedule
+  /// (model/cost/softmax_xent.cpp) rather than the generic row-wise reduction.
+  bool logits_2d = false;
 };
 
 /// The row for `type` (exact CANN spelling; also accepts the aclnn-prefixed kernel names and

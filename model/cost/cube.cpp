@@ -272,14 +272,9 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
                                                                       : Placement::kCube;
   p.cube_operand_path = true;
   p.warnings = g.warnings;
-  // A forward or input-gradient convolution over an NC1HWC0 map deals whole images to the cores
-  // (the filter gradient reduces over them): at batch 32 on the 910's 30 blocks two cores run two
-  // images. FusionOp_Conv2D_BNTrainingReduce [N,10,17,17,16] takes 30.9 us at batch 16 on 16
-  // blocks and 57.9 at batch 32 on 30 (MindSpore Inception v3); per shape the batch-32 time is
-  // 1.84 (median of 90 rows), 1.95 (44, with ReluGradV2) and 1.79 (43, Conv2DBackpropInput)
-  // times the batch-16 one, where an even split gives 32/30 (docs/accuracy_mechanisms.md,
-  // "Convolutions deal whole images").
-  if (conv && op.kind->role != OpRole::kConvBackpropFilter) {
+  // A convolution the table marks (forward, input gradient: model/op_table.cpp) deals whole images
+  // of its NC1HWC0 map to the cores.
+  if (conv && op.kind->whole_images) {
     const ConvOperands c = f.conv() ? *f.conv() : conv_operands(op, &f.attrs);
     if (c.valid && c.fx.c0 > 0) p.whole_units = saturating_count(c.fx.n);
   }

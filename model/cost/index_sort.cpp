@@ -199,7 +199,8 @@ KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int 
   // 64 (ub_to_ddr_rate): 105 / 230 / 415 us at N = 4096 / 8192 / 16384. This replaces the
   // duplicate-ratio conflict estimate for them.
   const double concurrent = std::min<double>(std::max(1, cores), nt);
-  if (op.type.rfind("UnsortedSegment", 0) == 0 && segments >= 1 && segments < concurrent) {
+  const bool segment_op = op.type.rfind("UnsortedSegment", 0) == 0;
+  if (segment_op && segments >= 1 && segments < concurrent) {
     row_factor = std::min(row_factor, segments / concurrent);
     p.out.conflict_weight = 0;
   }
@@ -212,7 +213,7 @@ KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int 
   // MindSpore 910 profiles follows one, e.g. 33 us zeroing bert's [21128,768] gradient before
   // the 43-154 us UnsortedSegmentSum, which could not also zero 32 MB itself).
   if (op.type == "ScatterNd" || op.type == "EmbeddingDenseGrad" ||
-      (op.type.rfind("UnsortedSegment", 0) == 0 && op.type != "UnsortedSegmentSum")) {
+      (segment_op && op.type != "UnsortedSegmentSum")) {
     const double init = op.outputs.empty() ? updates->bytes() : op.outputs[0].bytes();
     merge(p.out, flat_transfer(init, nt));
   }

@@ -157,8 +157,8 @@ struct AttentionShape {
 [[nodiscard]] KernelPlan plan_pool(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
 /// SoftmaxCrossEntropyWithLogits on [N, C] as TBE's logits_2d_schedule runs it (model/cost/
 /// softmax_xent.cpp); false when that schedule would decline the shape.
-[[nodiscard]] bool plan_logits_2d(const OpDesc& op, const HwSpec& hw, int cores,
-                                  KernelPlan& p) noexcept;
+/// The schedule splits by the chip's core count (CORE_NUM), not by what a launch may use.
+[[nodiscard]] bool plan_logits_2d(const OpDesc& op, const HwSpec& hw, KernelPlan& p) noexcept;
 /// TransData with NC1HWC0 or FRACTAL_Z on one side (model/cost/transdata.cpp): fills the plan's
 /// transfers, scalar work and serial UB use for `nt` tiles; the caller adds the reorder passes.
 [[nodiscard]] bool is_5d_transdata(Format x, Format y) noexcept;

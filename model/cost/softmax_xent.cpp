@@ -65,7 +65,7 @@ std::int64_t logits_blocks(std::int64_t n, std::int64_t c, double ds, int cores,
 
 }  // namespace
 
-bool plan_logits_2d(const OpDesc& op, const HwSpec& hw, int cores, KernelPlan& p) noexcept {
+bool plan_logits_2d(const OpDesc& op, const HwSpec& hw, KernelPlan& p) noexcept {
   // The static schedule of the coupled-core (200x) parts' TBE toolchain, which the MindSpore
   // runs on the 910 use; the split-core 220x parts run CANN's dynamic-shape kernel (another
   // tiling, SoftmaxCrossEntropyWithLogitsSchedule), on which no row is measured.
@@ -76,9 +76,8 @@ bool plan_logits_2d(const OpDesc& op, const HwSpec& hw, int cores, KernelPlan& p
   const double ds = dtype_bytes(x.dtype);
   if (n < 1 || c < 1 || (ds != 2 && ds != 4)) return false;
   std::int64_t inner = 0;
-  // the schedule splits by the chip's core count (CORE_NUM), not by what a launch may use
-  (void)cores;
-  const std::int64_t blocks = logits_blocks(n, c, ds, std::max(1, hw.chip.vector_cores), inner);
+  const int core_num = std::max(1, hw.chip.vector_cores);
+  const std::int64_t blocks = logits_blocks(n, c, ds, core_num, inner);
   if (blocks < 1 || inner < 1) return false;
   // get_max_ub_count: half the UB in elements over 6 (fp32) or 12 (fp16) 128-element widths
   const double width = ds == 4 ? 6.0 : 12.0;
@@ -106,7 +105,6 @@ bool plan_logits_2d(const OpDesc& op, const HwSpec& hw, int cores, KernelPlan& p
     // live in a GM workspace: per row 10 row reads (features twice, labels twice, x - max twice,
     // exp twice, the broadcast sum twice) and 4 row writes (the three and the backprop).
     const std::int64_t min_rows = 32 / static_cast<std::int64_t>(ds);
-    const int core_num = std::max(1, hw.chip.vector_cores);
     // the fewest rows a block (at least min_rows) with ceil(n / rows) <= core_num, i.e.
     // ceil(n / core_num): the schedule's loop down from n, in closed form
     std::int64_t factor = n;

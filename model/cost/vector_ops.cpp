@@ -382,9 +382,9 @@ KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const Hw
 
 KernelPlan plan_reduction(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
                           int cores) noexcept {
-  if (op.type == "SoftmaxCrossEntropyWithLogits") {
+  if (op.kind->logits_2d) {
     KernelPlan p;
-    if (plan_logits_2d(op, hw, cores, p)) return p;
+    if (plan_logits_2d(op, hw, p)) return p;
   }
   const ReduceLayout* l = f.reduce();
   return l ? reduction_plan(op, *l, hw, cores) : reduction_plan(op, reduce_layout(op), hw, cores);
