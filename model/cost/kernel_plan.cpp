@@ -28,12 +28,6 @@ void broadcast_extent(const std::vector<TensorDesc>& ts, double& elements, doubl
   }
 }
 
-double ub_tile_bytes(const HwSpec& hw) noexcept {
-  const double block = hw.memory.block_bytes;
-  const double per = hw.chip.ub_bytes / std::max(1, hw.vector.ub_buffers);
-  return std::max(block, fast_floor(div_pow2(per, block)) * block);
-}
-
 std::int64_t saturating_count(double x) noexcept {
   if (!(x >= 1.0)) return 1;  // NaN too
   return static_cast<std::int64_t>(std::min(x, kMaxCount));

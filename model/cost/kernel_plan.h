@@ -270,7 +270,13 @@ inline constexpr double kMaxCount = 9007199254740992.0;  // 2^53
 /// last dimension, without allocating.
 void broadcast_extent(const std::vector<TensorDesc>& ts, double& elements, double& last) noexcept;
 /// Bytes a UB tile can hold for one buffer: ub_bytes / ub_buffers, rounded down to 32 B.
-[[nodiscard]] double ub_tile_bytes(const HwSpec& hw) noexcept;
+/// Inline: vector_tiles asks on every prediction of a vector kernel, and out of line the call cost
+/// as much as the body.
+[[nodiscard]] inline double ub_tile_bytes(const HwSpec& hw) noexcept {
+  const double block = hw.memory.block_bytes;
+  const double per = hw.chip.ub_bytes / std::max(1, hw.vector.ub_buffers);
+  return std::max(block, fast_floor(div_pow2(per, block)) * block);
+}
 /// Splits `total_bytes` of streaming work over at most `cores` cores the way CANN's vector tilers
 /// do: at least min_bytes_per_core per core, then UB-sized loops per core. Returns tiles.
 [[nodiscard]] std::int64_t vector_tiles(double total_bytes, const HwSpec& hw, int cores,
