@@ -282,7 +282,7 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
   const double out_ds = dtype_bytes(g.out_dtype);
   const double m0 = hw.cube.fractal_m;
   const double n0 = hw.cube.fractal_n;
-  const double k0 = std::max(1.0, fast_floor(hw.cube.fractal_k_bytes / ds));
+  const double k0 = std::max(1.0, fast_floor(div_pow2(hw.cube.fractal_k_bytes, ds)));
   const double mp = round_up(g.m, m0);
   const double np = round_up(g.n, n0);
   const double kp = round_up(g.k, k0);
@@ -333,8 +333,8 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
     return std::pair{ta.padded_bytes, tb.padded_bytes};
   };
 
-  const double tiles_m = fast_ceil(mp / hw.cube.tile_m);
-  const double tiles_n = fast_ceil(np / hw.cube.tile_n);
+  const double tiles_m = fast_ceil(div_pow2(mp, hw.cube.tile_m));
+  const double tiles_n = fast_ceil(div_pow2(np, hw.cube.tile_n));
   const double tm = round_up(mp / tiles_m, m0);
   const double tn = round_up(np / tiles_n, n0);
   p.l0c_single_buffer = tm * tn * 4.0 > hw.chip.l0c_bytes / 2;  // the tile's fp32 accumulator

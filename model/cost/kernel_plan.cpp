@@ -28,12 +28,6 @@ void broadcast_extent(const std::vector<TensorDesc>& ts, double& elements, doubl
   }
 }
 
-double ub_tile_bytes(const HwSpec& hw) noexcept {
-  const double block = hw.memory.block_bytes;
-  const double per = hw.chip.ub_bytes / std::max(1, hw.vector.ub_buffers);
-  return std::max(block, fast_floor(per / block) * block);
-}
-
 std::int64_t saturating_count(double x) noexcept {
   if (!(x >= 1.0)) return 1;  // NaN too
   return static_cast<std::int64_t>(std::min(x, kMaxCount));
@@ -42,13 +36,13 @@ std::int64_t saturating_count(double x) noexcept {
 std::int64_t vector_tiles(double total_bytes, const HwSpec& hw, int cores,
                           std::int64_t max_parallel) noexcept {
   const std::int64_t wanted =
-      ceil_count(std::max(total_bytes, 1.0) / std::max(hw.vector.min_bytes_per_core, 1.0));
+      ceil_count(div_pow2(std::max(total_bytes, 1.0), std::max(hw.vector.min_bytes_per_core, 1.0)));
   const std::int64_t b =
       std::max<std::int64_t>(1, std::min<std::int64_t>({static_cast<std::int64_t>(cores),
                                                          std::max<std::int64_t>(1, max_parallel),
                                                          wanted}));
   const double per_core = total_bytes / static_cast<double>(b);
-  const std::int64_t need = ceil_count(per_core / ub_tile_bytes(hw));
+  const std::int64_t need = ceil_count(div_pow2(per_core, ub_tile_bytes(hw)));
   // min(need, 2^53 / b); b < 2^31 puts 2^53 / b above 2^22, so a smaller need skips the divide
   const std::int64_t loops = need <= (std::int64_t{1} << 22)
                                  ? need
@@ -57,7 +51,7 @@ std::int64_t vector_tiles(double total_bytes, const HwSpec& hw, int cores,
 }
 
 double class_pass_cycles(VectorClass c, double bytes, const HwSpec& hw) noexcept {
-  return fast_ceil(bytes / hw.vector.repeat_bytes) *
+  return fast_ceil(div_pow2(bytes, hw.vector.repeat_bytes)) *
              hw.vector.cycles_per_repeat[static_cast<std::size_t>(c)] +
          hw.vector.api_overhead_cycles;
 }
@@ -67,7 +61,7 @@ double pass_cycles(const OpKindInfo& kind, double bytes, const HwSpec& hw) noexc
   for (std::uint8_t i = 0; i < kind.pass_count; ++i) {
     per_repeat += hw.vector.cycles_per_repeat[static_cast<std::size_t>(kind.passes[i])];
   }
-  const double repeats = fast_ceil(bytes / hw.vector.repeat_bytes);
+  const double repeats = fast_ceil(div_pow2(bytes, hw.vector.repeat_bytes));
   return repeats * per_repeat + hw.vector.api_overhead_cycles * kind.pass_count;
 }
 

@@ -6,6 +6,7 @@
 // 32-byte alignment, inter-core conflicts, head overhead.
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -209,9 +210,24 @@ inline constexpr double kMaxCount = 9007199254740992.0;  // 2^53
   return saturating_count(std::ceil(x));
 }
 
+/// x / m, bit for bit, without a divide when m is a power of two (the spec's fractal sizes,
+/// block and repeat bytes, dtype sizes, usually the UB tile): x * 2^-k rounds the same real number
+/// x / 2^k once, as the division does (for every x: zeros, infinities, NaN and subnormal results
+/// too), and a multiply does not hold the dependency chain ~13 cycles (issue #16). Any other m
+/// divides. m's reciprocal 2^-k is built from its exponent; m's exponent field E gives 2^-k the
+/// field 2046 - E, normal for E in [1, 2045].
+[[nodiscard]] inline double div_pow2(double x, double m) noexcept {
+  const auto bits = std::bit_cast<std::uint64_t>(m);
+  const std::uint64_t e = bits >> 52;  // the exponent field; the sign bit puts a negative m above
+  if ((bits & 0xFFFFFFFFFFFFFull) == 0 && e - 1 < 2045) {
+    return x * std::bit_cast<double>((2046 - e) << 52);
+  }
+  return x / m;
+}
+
 /// Rounds `x` up to a multiple of `m` (m > 0).
 [[nodiscard]] inline double round_up(double x, double m) noexcept {
-  const double q = x / m;
+  const double q = div_pow2(x, m);
   const auto qi = static_cast<double>(static_cast<std::int64_t>(q));
   return (q > qi ? qi + 1 : qi) * m;
 }
@@ -254,7 +270,13 @@ inline constexpr double kMaxCount = 9007199254740992.0;  // 2^53
 /// last dimension, without allocating.
 void broadcast_extent(const std::vector<TensorDesc>& ts, double& elements, double& last) noexcept;
 /// Bytes a UB tile can hold for one buffer: ub_bytes / ub_buffers, rounded down to 32 B.
-[[nodiscard]] double ub_tile_bytes(const HwSpec& hw) noexcept;
+/// Inline: vector_tiles asks on every prediction of a vector kernel, and out of line the call cost
+/// as much as the body.
+[[nodiscard]] inline double ub_tile_bytes(const HwSpec& hw) noexcept {
+  const double block = hw.memory.block_bytes;
+  const double per = hw.chip.ub_bytes / std::max(1, hw.vector.ub_buffers);
+  return std::max(block, fast_floor(div_pow2(per, block)) * block);
+}
 /// Splits `total_bytes` of streaming work over at most `cores` cores the way CANN's vector tilers
 /// do: at least min_bytes_per_core per core, then UB-sized loops per core. Returns tiles.
 [[nodiscard]] std::int64_t vector_tiles(double total_bytes, const HwSpec& hw, int cores,
