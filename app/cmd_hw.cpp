@@ -72,7 +72,6 @@ std::vector<Row> spec_rows(const HwSpec& s) {
   add("cube", "transposed_a_efficiency", q.transposed_a_efficiency, "factor");
   add("cube", "nz_efficiency", q.nz_efficiency, "factor");
   add("cube", "conv_efficiency", q.conv_efficiency, "factor");
-  add("cube", "conv_image_pipeline", q.conv_image_pipeline, "");
   add("cube", "tile_m", q.tile_m, "elements");
   add("cube", "tile_n", q.tile_n, "elements");
   add("cube", "l1_to_l0a_bytes_per_cycle", q.l1_to_l0a_bytes_per_cycle, "B/cycle");

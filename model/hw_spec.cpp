@@ -93,13 +93,6 @@ class Loader {
       record(key);
     }
 
-    void optional_boolean(const char* key, bool& field) {
-      const auto v = reader_.optional_boolean(key);
-      if (!v) return;
-      field = *v;
-      record(key);
-    }
-
     void integer(const char* key, int& field, std::int64_t lo, bool power_of_two = false) {
       std::int64_t v = 0;
       if (overlay_) {
@@ -189,7 +182,6 @@ void Loader::read_model_sections(TableReader& root, bool overlay) {
     s->number("transposed_a_efficiency", c.transposed_a_efficiency, kEfficiency);
     s->number("nz_efficiency", c.nz_efficiency, kNzEfficiency);
     s->optional_number("conv_efficiency", c.conv_efficiency, kNzEfficiency);
-    s->optional_boolean("conv_image_pipeline", c.conv_image_pipeline);
     s->integer("tile_m", c.tile_m, 1);
     s->integer("tile_n", c.tile_n, 1);
     s->number("l1_to_l0a_bytes_per_cycle", c.l1_to_l0a_bytes_per_cycle, kPositive);

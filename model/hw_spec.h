@@ -68,10 +68,6 @@ struct CubeSpec {
   /// factor on `efficiency` for an implicit-GEMM convolution (load3d img2col operands), (0, 1.5];
   /// optional in a spec file, 1 when absent: a convolution sustains what a GEMM does
   double conv_efficiency = 1;
-  /// A convolution that deals whole images runs each image a core owns as its own pipeline (its
-  /// first tile's load, cube work and write-out in series); false: one pipeline over all of a
-  /// core's tiles. Optional in a spec file, false when absent.
-  bool conv_image_pipeline = false;
   double nz_efficiency = 0;          ///< factor for pre-tiled FRACTAL_NZ operands, (0, 1.5]
   int tile_m = 0;                    ///< base block rows per core (elements)
   int tile_n = 0;                    ///< base block columns per core (elements)

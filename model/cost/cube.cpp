@@ -273,24 +273,17 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
   p.cube_operand_path = true;
   p.warnings = g.warnings;
   // A convolution the table marks (forward, input gradient: model/op_table.cpp) deals whole images
-  // of its NC1HWC0 map to the cores, and its M (pixels) is tiled image by image: TBE's im2col
-  // operand is (batch, ceil(HoWo / 16), ...), each image's pixels padded to the fractal apart,
-  // so a core that owns an image runs that image's M tiles, none shared with the next image.
-  double images = 1;
+  // of its NC1HWC0 map to the cores.
   if (conv && op.kind->whole_images) {
     const ConvOperands c = f.conv() ? *f.conv() : conv_operands(op, &f.attrs);
-    if (c.valid && c.fx.c0 > 0 && c.fx.n >= 1) {
-      p.whole_units = saturating_count(c.fx.n);
-      p.unit_pipelines = hw.cube.conv_image_pipeline;
-      images = c.fx.n;
-    }
+    if (c.valid && c.fx.c0 > 0) p.whole_units = saturating_count(c.fx.n);
   }
   const double ds = dtype_bytes(g.dtype);
   const double out_ds = dtype_bytes(g.out_dtype);
   const double m0 = hw.cube.fractal_m;
   const double n0 = hw.cube.fractal_n;
   const double k0 = std::max(1.0, fast_floor(hw.cube.fractal_k_bytes / ds));
-  const double mp = round_up(g.m / images, m0);  // one image's M when images are dealt whole
+  const double mp = round_up(g.m, m0);
   const double np = round_up(g.n, n0);
   const double kp = round_up(g.k, k0);
   const GemmMode mode = gemm_mode(g, op, hw);
@@ -340,9 +333,9 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
     return std::pair{ta.padded_bytes, tb.padded_bytes};
   };
 
-  const double tiles_m = images * fast_ceil(mp / hw.cube.tile_m);
+  const double tiles_m = fast_ceil(mp / hw.cube.tile_m);
   const double tiles_n = fast_ceil(np / hw.cube.tile_n);
-  const double tm = round_up(mp * images / tiles_m, m0);
+  const double tm = round_up(mp / tiles_m, m0);
   const double tn = round_up(np / tiles_n, n0);
   p.l0c_single_buffer = tm * tn * 4.0 > hw.chip.l0c_bytes / 2;  // the tile's fp32 accumulator
   if (mode.split_k) {

@@ -90,13 +90,8 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   block_waves(plan, hw, budget, tiles, w, w_ideal);
   dealt_waves(static_cast<double>(plan.whole_units), b, tiles, w, w_ideal);
   // A core that runs several launch blocks in rounds starts each block's pipeline afresh
-  // (round_fills, model/cost/launch_waves.cpp); so does each whole unit of a plan with
-  // unit_pipelines (a 910 convolution's images).
-  double fills = round_fills(plan, hw, budget, w_ideal);
-  if (plan.unit_pipelines && plan.whole_units > 0) {
-    const double units = fast_ceil(static_cast<double>(plan.whole_units) / b);
-    fills = std::max(fills, std::clamp(units, 1.0, std::max(1.0, fast_floor(w_ideal))));
-  }
+  // (round_fills, model/cost/launch_waves.cpp).
+  const double fills = round_fills(plan, hw, budget, w_ideal);
 
   // L2: data other tiles already read is an L2 hit; the rest hits with the context's ratio.
   const double h_ctx = ctx.l2_hit_ratio >= 0 ? std::min(1.0, ctx.l2_hit_ratio)

@@ -79,9 +79,6 @@ struct KernelPlan {
   /// runs ceil(units / block dim) units' worth of the tiles (dealt_waves, model/cost/launch_waves.cpp); 0: the
   /// tiles spread evenly.
   std::int64_t whole_units = 0;
-  /// Each whole unit a core owns runs as its own pipeline, not overlapped with the previous one
-  /// (a 910 convolution's images: HwSpec cube.conv_image_pipeline).
-  bool unit_pipelines = false;
   /// Totals for the OpCost.
   double flops = 0;
   double cube_efficiency = 1;
