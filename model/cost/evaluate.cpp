@@ -89,6 +89,9 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   double w_ideal = static_cast<double>(tiles) / b;
   block_waves(plan, hw, budget, tiles, w, w_ideal);
   dealt_waves(static_cast<double>(plan.whole_units), b, tiles, w, w_ideal);
+  // A core that runs several launch blocks in rounds starts each block's pipeline afresh
+  // (round_fills, model/cost/launch_waves.cpp).
+  const double fills = round_fills(plan, hw, budget, w_ideal);
 
   // L2: data other tiles already read is an L2 hit; the rest hits with the context's ratio.
   const double h_ctx = ctx.l2_hit_ratio >= 0 ? std::min(1.0, ctx.l2_hit_ratio)
@@ -204,7 +207,7 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   // Without double buffering (ub_single_buffer) every tile runs all its stages in series.
   const bool serial = plan.ub_single_buffer;
   const double t_core = serial ? static_cast<double>(w) * sum_stages
-                               : sum_stages + static_cast<double>(w - 1) * max_stage;
+                               : fills * sum_stages + (static_cast<double>(w) - fills) * max_stage;
 
   // The critical-path parts and the bound categories, stage by stage in stage order.
   StageSums s;
@@ -219,8 +222,8 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   if (serial) {
     add_all(w_ideal);
   } else {
-    add_all(1.0);
-    const double more = w_ideal - 1.0;
+    add_all(fills);
+    const double more = w_ideal - fills;
     switch (bound_stage) {
       case kStageIn: add_stage_time<kStageIn, false>(s, v, in_b, in_a, in_c, more); break;
       case kStageMte1: add_stage_time<kStageMte1, true>(s, v, mte1_b, 0, 0, more); break;

@@ -110,6 +110,14 @@ void block_waves(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& bud
 void dealt_waves(double parts, int cores, std::int64_t tiles, std::int64_t& waves,
                  double& waves_ideal) noexcept;
 
+/// Pipeline fills per core of a cube launch above the core count (the cases block_waves covers):
+/// a core runs ceil(blocks / cores) blocks one after another, and each block starts its pipeline
+/// afresh (its first tile's load, MTE1, cube work, FixPipe and write-out in series) instead of
+/// overlapping the previous block's last tile. 1 otherwise; never more than the whole waves
+/// (`waves_ideal`, floored) a core runs.
+[[nodiscard]] double round_fills(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,
+                                 double waves_ideal) noexcept;
+
 /// Evaluates a plan: block dim, waves, pipeline, bandwidth cap, critical path, pipes, bound.
 [[nodiscard]] OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,
                               const PredictContext& ctx) noexcept;

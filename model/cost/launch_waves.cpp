@@ -9,6 +9,12 @@
 // run alone in a second round, so the launch takes two block-times, 1/16 of the work per core
 // instead of 1/30 (docs/accuracy.md, "GEMMs on the 30-core 910").
 //
+// Each round's block is a block of its own: a core that runs two of them starts the second one's
+// pipeline afresh (its first tile's load, cube work and write-out in series, round_fills), as a
+// core running one block's tiles does only once. On the 910 the BERT GEMMs on 32 blocks
+// (MatMul, FusionOp_MatMul_Mul, _AddN) and the Inception filter gradients on 32 and 48 blocks
+// are the rows this adds to (docs/accuracy_mechanisms.md, "Launch rounds refill the pipeline").
+//
 // Only cube launches: the vector kernels of these runs launched above the core count (SquareSum
 // at 31, LayerNorm gradients at 48, Transpose at 64) made the cross-run figures worse when
 // they took rounds too (docs/accuracy.md), so their cost stays the plan's own.
@@ -35,6 +41,15 @@ void dealt_waves(double parts, int cores, std::int64_t tiles, std::int64_t& wave
   if (per_core <= waves_ideal) return;
   waves_ideal = per_core;
   waves = std::max(waves, saturating_count(fast_ceil(per_core - 1e-9)));
+}
+
+double round_fills(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,
+                   double waves_ideal) noexcept {
+  const bool cube = plan.unit == Placement::kCube || plan.unit == Placement::kMix;
+  const int cores = std::max(1, hw.chip.cube_cores);
+  if (!cube || budget.launch_blocks <= cores) return 1.0;
+  const double rounds = fast_ceil(static_cast<double>(budget.launch_blocks) / cores);
+  return std::clamp(rounds, 1.0, std::max(1.0, fast_floor(waves_ideal)));
 }
 
 void block_waves(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,

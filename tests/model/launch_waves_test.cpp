@@ -112,3 +112,29 @@ TEST_CASE("whole units per core: a core runs ceil(units / block dim) units' wort
   CHECK(w == 1);
   CHECK(w_ideal == Approx(1.0));
 }
+
+TEST_CASE("each launch round's block refills the pipeline: its first tile runs every stage in "
+          "series",
+          "[mechanism][launch_waves]") {
+  const HwSpec hw = chip30();
+  // Two stages a tile: 1000 cube cycles (1 us, the bound stage) and 500 MTE1 cycles (0.5 us).
+  // One pipeline of n tiles takes 1.5 + (n - 1) x 1 us; a block started afresh pays its 0.5 again.
+  cost::KernelPlan p = cube_plan(192);
+  p.mte1_cycles = 500;
+  // 30 blocks: 7 waves, one pipeline: 1.5 + 6 = 7.5 us.
+  CHECK(cost::round_fills(p, hw, CoreBudget{30, 0, 30}, 6.4) == 1.0);
+  CHECK(cost::evaluate(p, hw, CoreBudget{30, 0, 30}, {}).duration_us == Approx(7.5));
+  // 32 blocks of 6 tiles: a core runs 2 blocks, 12 tiles in 2 pipelines: 2 x 1.5 + 10 = 13 us
+  // (12.5 if the second block's first tile overlapped the first block's last).
+  CHECK(cost::round_fills(p, hw, CoreBudget{30, 0, 32}, 12) == 2.0);
+  CHECK(cost::evaluate(p, hw, CoreBudget{30, 0, 32}, {}).duration_us == Approx(13.0));
+  // 64 blocks of 3 tiles: 3 blocks a core, 9 tiles in 3 pipelines: 3 x 1.5 + 6 = 10.5 us.
+  CHECK(cost::evaluate(p, hw, CoreBudget{30, 0, 64}, {}).duration_us == Approx(10.5));
+  // Never more fills than whole tiles a core runs: 12 tiles in 32 blocks is under a tile a core.
+  CHECK(cost::round_fills(cube_plan(12), hw, CoreBudget{30, 0, 32}, 1) == 1.0);
+  // A vector launch above the core count, or no block dim known: one pipeline.
+  cost::KernelPlan v = p;
+  v.unit = Placement::kVector;
+  CHECK(cost::round_fills(v, hw, CoreBudget{0, 30, 32}, 12) == 1.0);
+  CHECK(cost::round_fills(p, hw, CoreBudget{}, 12) == 1.0);
+}
