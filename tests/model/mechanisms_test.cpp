@@ -210,6 +210,26 @@ TEST_CASE("a GEMM's L2 misses stream at each core's DDR rate, whatever its GM ->
   CHECK(warm.duration_us == Approx(0.316 + 1.024 + 3.1).epsilon(1e-3));
 }
 
+TEST_CASE("a single-M-block GEMM narrows its N blocks to the largest divisor the cores take",
+          "[mechanism][cube]") {
+  const HwSpec hw = toy();  // 4 cube cores, base block 128 x 256
+  auto tiles = [&](const char* shapes) {
+    return predict(op("MatMulV2", shapes, "FLOAT16"), hw).tiles;
+  };
+  // N = 48: 3 fractals, one base block; 3 divides 3 and fits 4 cores: 3 blocks of one fractal.
+  CHECK(tiles("32,256;256,48") == 3);
+  // N = 64: 4 fractals on 4 cores.
+  CHECK(tiles("32,256;256,64") == 4);
+  // N = 80: 5 fractals; no divisor from 2 to 4: one block, as before.
+  CHECK(tiles("32,256;256,80") == 1);
+  // N = 192 (12 fractals): 4 blocks of 3.
+  CHECK(tiles("32,256;256,192") == 4);
+  // Two M blocks (M = 256): the base blocks stand (2 x 1).
+  CHECK(tiles("256,256;256,192") == 2);
+  // A batch of two: the base blocks stand.
+  CHECK(predict(op("BatchMatMulV2", "2,32,256;2,256,192", "FLOAT16"), hw).tiles == 2);
+}
+
 TEST_CASE("rows whose last axis is not 32-byte aligned move padded, one DMA per row",
           "[mechanism][alignment]") {
   const HwSpec hw = toy();
