@@ -237,6 +237,24 @@ CubePhases phases_of(const Gemm& g, const GemmMode& mode, const HwSpec& hw) noex
   return ph;
 }
 
+// A GEMM whose base blocks leave cores idle and that has a single M block (unbatched: a fully
+// connected layer at a small batch) has its N blocks narrowed so that more cores take a share of
+// N: the parts are the largest divisor of the N fractals within the core budget. The 910B's
+// MatMulV2 in the CNN torch_npu profile (M = 32) runs N = 1000 on 21 blocks of 3 fractals
+// (63 = 21 x 3), N = 4096 on 16 blocks of 16 (not 24: 256 fractals have no divisor from 17 to
+// 24) and N = 9216 on 24 of 24. Loops over at most `cores` candidates.
+double narrow_n_tiles(const Gemm& g, bool conv, bool split_k, double tiles_m, double tiles_n,
+                      double n_fractals, int cores) noexcept {
+  if (conv || split_k || g.k_over_batch) return tiles_n;
+  const double rows = g.batch * tiles_m;
+  if (rows != 1 || tiles_n >= cores) return tiles_n;
+  const double cap = std::min(std::floor(cores / rows), n_fractals);
+  for (double parts = cap; parts > tiles_n; --parts) {
+    if (std::fmod(n_fractals, parts) == 0) return parts;
+  }
+  return tiles_n;
+}
+
 bool is_conv(OpRole role) noexcept {
   return role == OpRole::kConv2D || role == OpRole::kConvBackpropInput ||
          role == OpRole::kConvBackpropFilter;
@@ -334,7 +352,8 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
   };
 
   const double tiles_m = fast_ceil(div_pow2(mp, hw.cube.tile_m));
-  const double tiles_n = fast_ceil(div_pow2(np, hw.cube.tile_n));
+  const double tiles_n = narrow_n_tiles(g, conv, mode.split_k, tiles_m,
+                                        fast_ceil(div_pow2(np, hw.cube.tile_n)), np / n0, cores);
   const double tm = round_up(mp / tiles_m, m0);
   const double tn = round_up(np / tiles_n, n0);
   p.l0c_single_buffer = tm * tn * 4.0 > hw.chip.l0c_bytes / 2;  // the tile's fp32 accumulator

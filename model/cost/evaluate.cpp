@@ -262,7 +262,18 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   const double l2_total =
       in_total + (plan.out.padded_bytes + fix_traffic) * static_cast<double>(tiles);
   const double t_l2 = l2_total / (hw.l2_bytes_per_us() * share);
-  const double saturation = std::max(0.0, std::max(t_chip, t_l2) - t_core);
+  // A core reads what misses L2 from HBM at its own DDR rate (INI81 ddr_rate, the spec's
+  // gm_read_bytes_per_cycle), whatever the destination: the cube's GM -> L1 rate
+  // (gm_to_l1_bytes_per_cycle) is what L2 supplies. A GEMM that streams an operand once (a fully
+  // connected layer at batch 32: the weights, no re-reads) is bound by its cores' DDR rates, far
+  // below the chip's HBM: the CNN torch_npu profile's fp32 MatMulV2 rows read 9216 x 4096 weights
+  // at 13-16 B/cycle a core on 16-24 cores (0.44-0.53 TB/s), with ND -> NZ on the way.
+  double t_ddr = 0;
+  if (plan.cube_operand_path) {
+    const double misses_per_core = plan.in.padded_bytes * static_cast<double>(w) * (1 - h_in);
+    t_ddr = misses_per_core / (hw.memory.gm_read_bytes_per_cycle * plan.in.rate_factor) / f;
+  }
+  const double saturation = std::max(0.0, std::max(std::max(t_chip, t_l2), t_ddr) - t_core);
   s.memory += saturation;
   s.category[kCatMemory] += saturation;
 

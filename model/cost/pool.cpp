@@ -191,10 +191,22 @@ KernelPlan plan_pool(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
       fp32_accumulate ? class_pass_cycles(VectorClass::kConvert, 2.0 * row_bytes, hw) +
                             class_pass_cycles(VectorClass::kBinary, 2.0 * row_bytes, hw)
                       : class_pass_cycles(VectorClass::kBinary, row_bytes, hw);
+  // Without img2col (the 910B's vector cores have no load3d) a forward instruction reads the
+  // window's pixels straight from the input map, stride_w pixels apart: one repeat can gather
+  // several pixels only when a pixel's C0 is one 32-byte block (repeat block stride); an fp32
+  // pixel (16 x 4 B, two blocks) takes a repeat of its own, so an instruction over the row costs
+  // Wo repeats, not its bytes / 256. The CNN torch_npu profile's fp32 MaxPoolWithArgmaxV1 rows
+  // (Wo 27, 13, 6) spend 227, 149 and 95 vector cycles per row and window position: 3 x (22 + 2 x
+  // Wo) = 228, 144, 102.
+  const bool pixel_repeats = !grad && pooled->format == Format::kNC1HWC0 &&
+                             pooled->shape.size() == 5 &&
+                             static_cast<double>(pooled->shape[4]) * ds > hw.memory.block_bytes;
+  const double instr_bytes =
+      pixel_repeats ? static_cast<double>(pooled->shape[3]) * hw.vector.repeat_bytes : row_bytes;
   const double per_row =
       grad && mask
           ? area * (class_pass_cycles(VectorClass::kMaskSelect, row_bytes, hw) + accumulate_cycles)
-          : area * instructions * class_pass_cycles(VectorClass::kBinary, row_bytes, hw);
+          : area * instructions * class_pass_cycles(VectorClass::kBinary, instr_bytes, hw);
 
   // The argmax mask holds one bit per window position of each pooled element, whatever shape
   // and dtype a profile prints for it (CANN 8 writes the gradient's as a 6-D uint16 tensor

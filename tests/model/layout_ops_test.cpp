@@ -43,6 +43,26 @@ TEST_CASE("max pooling with argmax issues max, compare and select per window pos
   CHECK((c.warnings & kWarnUnknownOpType) == 0);
 }
 
+TEST_CASE("an fp32 pixel takes a repeat of its own in the forward pooling's instructions",
+          "[mechanism][pool]") {
+  const HwSpec hw = layout_toy_vector();
+  // y 1 x 1 x 4 x 4 x 16: 4 rows of Wo = 4 pixels. fp16: a pixel is one 32-byte block, a row 128 B,
+  // one repeat an instruction: 9 positions x 3 x (2 + 22) = 648 cycles a row, 2592 in all.
+  const OpCost half = predict(
+      npusim::test::op_io("MaxPoolWithArgmaxV1", "1,1,8,8,16", "FLOAT16", "NC1HWC0",
+                          "1,1,4,4,16;1,1,9,4,16", "FLOAT16;UINT16", "NC1HWC0;NC1HWC0"),
+      hw, kLayoutOneVectorCore);
+  CHECK(half.pipes.vector_us == Approx(2.592));
+  // fp32: a pixel is two blocks, the row 256 B (still one repeat by bytes), but the strided
+  // window reads one pixel a repeat: 4 repeats an instruction, 9 x 3 x (4 x 2 + 22) = 810 cycles a
+  // row, 3240 in all.
+  const OpCost full = predict(
+      npusim::test::op_io("MaxPoolWithArgmaxV1", "1,1,8,8,16", "FLOAT", "NC1HWC0",
+                          "1,1,4,4,16;1,1,9,4,16", "FLOAT;UINT16", "NC1HWC0;NC1HWC0"),
+      hw, kLayoutOneVectorCore);
+  CHECK(full.pipes.vector_us == Approx(3.240));
+}
+
 TEST_CASE("the TBE max pooling with argmax works on 16-pixel img2col groups of whole planes",
           "[mechanism][pool]") {
   const HwSpec hw = layout_toy_vector();  // 192 KiB UB; TIK instructions issue in 8 cycles

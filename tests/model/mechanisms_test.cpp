@@ -66,6 +66,7 @@ void fast_cube_paths(HwSpec& hw) {
   hw.cube.l1_to_l0b_bytes_per_cycle = 1e6;
   hw.cube.fixpipe_bytes_per_cycle = 1e6;
   hw.cube.nd2nz_load_factor = 1;
+  hw.memory.gm_read_bytes_per_cycle = 1e6;  // a core's HBM misses too (the DDR floor)
 }
 
 }  // namespace
@@ -182,6 +183,51 @@ TEST_CASE("a cube-bound GEMM runs its base blocks in waves and the last partial 
   // 20 tiles on 4 cores: no tail
   const OpCost even = predict(op("MatMulV2", "2560,256;256,256", "FLOAT16"), hw);
   CHECK(even.critical_path.tail_us == Approx(0).margin(1e-9));
+}
+
+TEST_CASE("a GEMM's L2 misses stream at each core's DDR rate, whatever its GM -> L1 rate",
+          "[mechanism][memory][cube]") {
+  HwSpec hw = toy();
+  fast_cube_paths(hw);
+  hw.memory.gm_read_bytes_per_cycle = 32;  // the core's DDR rate
+  hw.memory.mte2_setup_cycles = 0;
+  // (16,1024) x (1024,256) fp16 on one core: one tile, nothing re-read. A 32768 B + B 524288 B =
+  // 557056 B, all L2 misses: 557056 / 32 = 17408 cycles, far above the tile's stages (cube
+  // 16 x 256 x 1024 / 4096 = 1024 cycles). Head 300 + 16 = 316; latency 2 x 1400 + 300 = 3100.
+  const OpCost cold = predict(op("MatMulV2", "16,1024;1024,256", "FLOAT16"), hw, CoreBudget{1, 0});
+  CHECK(cold.block_dim == 1);
+  CHECK(cold.duration_us == Approx(0.316 + 17.408 + 3.1));
+  CHECK(cold.bound == Bound::kMemory);
+  // ND -> NZ on the way at half the rate: the misses take twice as long.
+  hw.cube.nd2nz_load_factor = 0.5;
+  const OpCost nd = predict(op("MatMulV2", "16,1024;1024,256", "FLOAT16"), hw, CoreBudget{1, 0});
+  CHECK(nd.duration_us == Approx(0.316 + 2 * 17.408 + 3.1));
+  // Operands already in L2: no floor, the cube's 1024 cycles bound (plus MTE1 and FixPipe's few).
+  PredictContext hit;
+  hit.l2_hit_ratio = 1;
+  const OpCost warm =
+      predict(op("MatMulV2", "16,1024;1024,256", "FLOAT16"), hw, CoreBudget{1, 0}, hit);
+  CHECK(warm.duration_us == Approx(0.316 + 1.024 + 3.1).epsilon(1e-3));
+}
+
+TEST_CASE("a single-M-block GEMM narrows its N blocks to the largest divisor the cores take",
+          "[mechanism][cube]") {
+  const HwSpec hw = toy();  // 4 cube cores, base block 128 x 256
+  auto tiles = [&](const char* shapes) {
+    return predict(op("MatMulV2", shapes, "FLOAT16"), hw).tiles;
+  };
+  // N = 48: 3 fractals, one base block; 3 divides 3 and fits 4 cores: 3 blocks of one fractal.
+  CHECK(tiles("32,256;256,48") == 3);
+  // N = 64: 4 fractals on 4 cores.
+  CHECK(tiles("32,256;256,64") == 4);
+  // N = 80: 5 fractals; no divisor from 2 to 4: one block, as before.
+  CHECK(tiles("32,256;256,80") == 1);
+  // N = 192 (12 fractals): 4 blocks of 3.
+  CHECK(tiles("32,256;256,192") == 4);
+  // Two M blocks (M = 256): the base blocks stand (2 x 1).
+  CHECK(tiles("256,256;256,192") == 2);
+  // A batch of two: the base blocks stand.
+  CHECK(predict(op("BatchMatMulV2", "2,32,256;2,256,192", "FLOAT16"), hw).tiles == 2);
 }
 
 TEST_CASE("rows whose last axis is not 32-byte aligned move padded, one DMA per row",
