@@ -80,6 +80,9 @@ struct KernelPlan {
   /// runs ceil(units / block dim) units' worth of the tiles (dealt_waves, model/cost/launch_waves.cpp); 0: the
   /// tiles spread evenly.
   std::int64_t whole_units = 0;
+  /// The most blocks the kernel's tiler launches (0: no limit beyond the cores and the tiles):
+  /// a kernel that deals whole units launches at most one block per unit (bn_split_units).
+  std::int64_t max_blocks = 0;
   /// Totals for the OpCost.
   double flops = 0;
   double cube_efficiency = 1;
@@ -117,6 +120,13 @@ void dealt_waves(double parts, int cores, std::int64_t tiles, std::int64_t& wave
 /// (`waves_ideal`, floored) a core runs.
 [[nodiscard]] double round_fills(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,
                                  double waves_ideal) noexcept;
+
+/// The units a TBE batch-norm kernel deals whole to the cores (model/cost/bn_split.cpp): the
+/// images of an NC1HWC0 map `x` (kind.whole_images), or for the BN apply (kind.bn_apply_split)
+/// its images when N >= `chip_cores`, else its C1 channel groups. 0 when the kind deals nothing
+/// whole or `x` is not a 5-D NC1HWC0 map.
+[[nodiscard]] std::int64_t bn_split_units(const OpKindInfo& kind, const TensorDesc& x,
+                                          int chip_cores) noexcept;
 
 /// Evaluates a plan: block dim, waves, pipeline, bandwidth cap, critical path, pipes, bound.
 [[nodiscard]] OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,

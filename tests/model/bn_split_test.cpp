@@ -1,0 +1,108 @@
+// Hand-computed cases for the TBE batch-norm kernels' block split (model/cost/bn_split.cpp) and
+// their per-plane instruction issue (model/cost/vector_ops.cpp).
+#include <catch2/catch.hpp>
+
+#include "model/cost/kernel_plan.h"
+#include "model/op_table.h"
+#include "model/predict.h"
+#include "tests/model/test_ops.h"
+
+using namespace npusim;
+
+namespace {
+
+TensorDesc map(std::int64_t n, std::int64_t c1) {
+  TensorDesc t;
+  t.shape = {n, c1, 8, 8, 16};
+  t.dtype = DType::kFloat16;
+  t.format = Format::kNC1HWC0;
+  return t;
+}
+
+// A BN kernel over x [n,c1,h,w,16] with per-channel [1,c1,1,1,16] operands, fp32 throughout.
+OpDesc bn_op(const std::string& type, const std::string& x, const std::string& c, int stats) {
+  std::string shapes = x + ";" + x, dtypes = "FLOAT;FLOAT", formats = "NC1HWC0;NC1HWC0";
+  for (int i = 0; i < stats; ++i) {
+    shapes += ";" + c;
+    dtypes += ";FLOAT";
+    formats += ";NC1HWC0";
+  }
+  return npusim::test::op_io(type, shapes, dtypes, formats, x, "FLOAT", "NC1HWC0");
+}
+
+}  // namespace
+
+TEST_CASE("the BN apply deals C1 groups below the core count and images from it; its input "
+          "gradient deals images",
+          "[mechanism][bn_split]") {
+  // bn_update_schedule.py: cut_batch at N >= CORE_NUM, else one C1 group a block (the 910's
+  // FusionOp_BNTrainingUpdate_ReLUV2 [16,2,..] on 2 blocks, [32,2,..] on 30)
+  const OpKindInfo& apply = lookup_op_kind("BNTrainingUpdate");
+  CHECK(cost::bn_split_units(apply, map(16, 2), 30) == 2);
+  CHECK(cost::bn_split_units(apply, map(16, 64), 30) == 64);
+  CHECK(cost::bn_split_units(apply, map(32, 2), 30) == 32);
+  CHECK(cost::bn_split_units(apply, map(30, 2), 30) == 30);
+  // the fusion inherits its main op's split
+  CHECK(cost::bn_split_units(lookup_op_kind("FusionOp_BNTrainingUpdate_ReLUV2"), map(16, 3), 30) ==
+        3);
+  // the input gradient deals whole images whatever the batch
+  const OpKindInfo& grad = lookup_op_kind("BNTrainingReduceGrad");
+  CHECK(cost::bn_split_units(grad, map(16, 2), 30) == 16);
+  CHECK(cost::bn_split_units(grad, map(32, 64), 30) == 32);
+  // the gradient sums split evenly; a map that is not NC1HWC0 deals nothing
+  CHECK(cost::bn_split_units(lookup_op_kind("BNTrainingUpdateGrad"), map(16, 2), 30) == 0);
+  TensorDesc nd = map(16, 2);
+  nd.format = Format::kND;
+  CHECK(cost::bn_split_units(apply, nd, 30) == 0);
+}
+
+TEST_CASE("a BN kernel launches one block per dealt unit, and 32 channel groups on 30 cores "
+          "take two groups' time",
+          "[mechanism][bn_split]") {
+  HwSpec hw = npusim::test::toy_vector_chip();
+  hw.chip.vector_cores = 30;
+  hw.chip.cube_cores = 30;
+  const std::string c = "1,2,1,1,16";
+  // no block dim given (a graph): [16,2,8,8,16] runs on its 2 channel groups (40 would fit its
+  // bytes), the input gradient on its 16 images
+  CHECK(predict(bn_op("BNTrainingUpdate", "16,2,8,8,16", c, 5), hw).block_dim == 2);
+  CHECK(predict(bn_op("BNTrainingReduceGrad", "16,2,8,8,16", c, 5), hw).block_dim == 16);
+  // C1 = 32 on 30 cores: two cores walk two groups of every image. An even split would give
+  // each core 32/30 of a group; dealt whole it is 2 (1.875 x). C1 = 30: one group a core.
+  const OpCost c32 = predict(bn_op("BNTrainingUpdate", "16,32,64,64,16", "1,32,1,1,16", 5), hw,
+                             CoreBudget{0, 30});
+  const OpCost c30 = predict(bn_op("BNTrainingUpdate", "16,30,64,64,16", "1,30,1,1,16", 5), hw,
+                             CoreBudget{0, 30});
+  CHECK(c32.block_dim == 30);
+  CHECK(c32.pipes.vector_us / c30.pipes.vector_us > 1.8);
+  CHECK(c32.pipes.vector_us / c30.pipes.vector_us < 2.1);
+}
+
+TEST_CASE("per-channel operands make a BN kernel issue its instructions once per (n, c1) plane",
+          "[mechanism][bn_split]") {
+  const HwSpec hw = npusim::test::toy_vector_chip();
+  // BNTrainingReduceGrad over 256 fp32 elements (1 KB, one tile on one core): as 4 planes of
+  // 2 x 2 pixels ([1,4,2,2,16]) or one of 4 x 4 ([1,1,4,4,16]). The same repeats; the 4-plane
+  // map issues its 4 passes (binary: vmul, vadd, vadd, vmul) 3 more times: 3 x 4 x 22 = 264
+  // cycles, 0.264 us at 1 GHz. (The [1,C1,1,1,16] operands share the output's last axis: rows
+  // of a row broadcast, no broadcast pass.)
+  const CoreBudget one{0, 1};
+  const OpCost four =
+      predict(bn_op("BNTrainingReduceGrad", "1,4,2,2,16", "1,4,1,1,16", 5), hw, one);
+  const OpCost whole =
+      predict(bn_op("BNTrainingReduceGrad", "1,1,4,4,16", "1,1,1,1,16", 5), hw, one);
+  CHECK(four.pipes.vector_us - whole.pipes.vector_us == Approx(0.264));
+  // BNTrainingUpdateGrad (a leading-axis reduction plan) the same way: its 5 passes, issued 3
+  // more times over [1,4,2,2,16] than over [1,1,4,4,16]: 3 x 5 x 22 = 330 cycles
+  const auto upd = [&](const std::string& x, const std::string& c) {
+    return npusim::test::op_io("BNTrainingUpdateGrad", x + ";" + x + ";" + c + ";" + c,
+                               "FLOAT;FLOAT;FLOAT;FLOAT", "NC1HWC0;NC1HWC0;NC1HWC0;NC1HWC0",
+                               c + ";" + c, "FLOAT;FLOAT", "NC1HWC0;NC1HWC0");
+  };
+  const double d = predict(upd("1,4,2,2,16", "1,4,1,1,16"), hw, one).pipes.vector_us -
+                   predict(upd("1,1,4,4,16", "1,1,1,1,16"), hw, one).pipes.vector_us;
+  // plus the vector-add trees of its two sums: 4 planes of 4 pixels take 4 x 2 one-repeat
+  // levels, one plane of 16 pixels 2 + 1 + 1 + 1 repeats: 3 more binary repeats (2 cycles) per
+  // sum, 12 cycles. 0.342 us.
+  CHECK(d == Approx(0.342));
+}
