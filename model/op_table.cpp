@@ -120,6 +120,7 @@ std::vector<OpKindInfo> build_table() {
       VC::kTranscendental, VC::kUnary, VC::kUnary, VC::kBinary});
   // relu that also writes its mask (a compare), and the gradient that selects by it
   ew("ReLUV2", {VC::kUnary, VC::kBinary});
+  t.back().relu_mask = true;
   // Batch-norm apply over NC1HWC0 with per-channel statistics, in fp32 (bn_training_update.py
   // casts fp16 x). The TBE compute (CANN bn_training_update.py, bn_training_update_compute)
   // folds mean, rsqrt(var), scale and offset into a per-channel multiplier and addend, so the
@@ -399,6 +400,7 @@ const OpKindInfo* fusion_kind(Index& idx, const std::string& key, std::string_vi
   const bool cube = info.family == F::kCube;
   for (const OpKindInfo* k : parts) {
     info.fp32_compute = info.fp32_compute || k->fp32_compute;
+    info.relu_mask = info.relu_mask || k->relu_mask;
     if (k == main) continue;
     for (std::uint8_t i = 0; i < k->pass_count; ++i) {
       auto& passes = cube ? info.epilogue : info.passes;

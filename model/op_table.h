@@ -64,6 +64,11 @@ struct OpKindInfo {
   /// vector_mul_with_broadcast) change at every (n, c1) plane, so each instruction is issued
   /// once per plane rather than once per UB tile (model/cost/vector_ops.cpp).
   bool plane_issue = false;
+  /// Writes ReLUV2's packed bit mask (one bit an element, uint8). Fused into the BN apply
+  /// (bn_apply_split), a UB tile whose mask is not a whole number of 32-byte blocks runs its
+  /// load, passes and store in series (model/cost/bn_split.cpp). For a fusion, set when any part
+  /// does.
+  bool relu_mask = false;
   /// SoftmaxCrossEntropyWithLogits: on the coupled-core parts, TBE's logits_2d schedule
   /// (model/cost/softmax_xent.cpp) rather than the generic row-wise reduction.
   bool logits_2d = false;

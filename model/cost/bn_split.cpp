@@ -19,6 +19,8 @@
 // gradient is 1.8-2.0 on every map where an even split gives 32/30 = 1.07.
 // BNTrainingUpdateGrad is not here: its rows take an even split's time (batch 32 on 30 blocks
 // within 0.84-1.06 of batch 16 on 16 for C1 < 30).
+#include <cmath>
+
 #include "model/cost/kernel_plan.h"
 #include "model/op_table.h"
 
@@ -33,6 +35,28 @@ std::int64_t bn_split_units(const OpKindInfo& kind, const TensorDesc& x,
   if (n <= 0 || c1 <= 0) return 0;
   if (kind.bn_apply_split && n < chip_cores) return c1;
   return n;
+}
+
+// The BN apply fused with ReLUV2 (bn_update_schedule.py): get_max_ub_count gives the tile, half
+// the UB over the fp32 bytes, halved again for double buffering, in 128-element groups of 3
+// buffers (10880 fp16 or 5376 fp32 elements on 256 KiB); get_ub_tiling cuts H into rows, the
+// plane whole when it fits. The mask output is one bit an element: 2 bytes a 16-channel pixel.
+// On the 910 rows the tiles whose mask is a whole number of 32-byte blocks (336 pixels on the
+// 112, 56 and 28 maps, 64 on the 8) run at 1.7-1.9 ns a pixel, the others (294, 298, 245, 292,
+// 284, 289, 196, 49 pixels) at 2.7-6.4 (docs/accuracy_mechanisms.md, "The BN apply fused with
+// ReLUV2 on the 910").
+bool bn_apply_mask_aligned(const TensorDesc& y, const HwSpec& hw) noexcept {
+  if (y.format != Format::kNC1HWC0 || y.shape.size() != 5) return true;
+  const std::int64_t h = y.shape[2], w = y.shape[3], c0 = y.shape[4];
+  if (h <= 0 || w <= 0 || c0 <= 0) return true;
+  constexpr double kFp32 = 4, kGroup = 128, kWidth = 3;  // bn_update_schedule.py
+  const double groups = std::floor(hw.chip.ub_bytes / 2.0 / kFp32 / 2.0 / (kWidth * kGroup));
+  const double tile_elements = groups * kGroup;
+  const double row = static_cast<double>(w * c0);
+  const double rows = std::min<double>(static_cast<double>(h), std::floor(tile_elements / row));
+  if (rows < 1) return true;  // W split: not these maps
+  const double mask_bytes = rows * row / 8.0;
+  return std::fmod(mask_bytes, 32.0) == 0.0;
 }
 
 }  // namespace npusim::cost

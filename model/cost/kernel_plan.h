@@ -128,6 +128,12 @@ void dealt_waves(double parts, int cores, std::int64_t tiles, std::int64_t& wave
 [[nodiscard]] std::int64_t bn_split_units(const OpKindInfo& kind, const TensorDesc& x,
                                           int chip_cores) noexcept;
 
+/// Whether the BN apply's UB tile over the NC1HWC0 map `y` holds a whole number of 32-byte
+/// blocks of the fused ReLUV2's bit mask (model/cost/bn_split.cpp): the tile is
+/// bn_update_schedule.py's get_max_ub_count in fp32 elements, whole rows of one (n, c1) plane,
+/// or the plane when it fits. True when `y` is not a 5-D NC1HWC0 map.
+[[nodiscard]] bool bn_apply_mask_aligned(const TensorDesc& y, const HwSpec& hw) noexcept;
+
 /// Evaluates a plan: block dim, waves, pipeline, bandwidth cap, critical path, pipes, bound.
 [[nodiscard]] OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,
                               const PredictContext& ctx) noexcept;

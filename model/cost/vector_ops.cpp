@@ -233,6 +233,10 @@ KernelPlan elementwise_plan(const OpDesc& op, const ElementwiseShape& s, const H
       if (!y || t.elements() > y->elements()) y = &t;
     }
     if (y) p.whole_units = p.max_blocks = bn_split_units(kind, *y, hw.chip.vector_cores);
+    // the fused ReLUV2's mask: a tile not a whole number of 32-byte blocks runs in series
+    if (y && kind.bn_apply_split && kind.relu_mask && !bn_apply_mask_aligned(*y, hw)) {
+      p.ub_single_buffer = true;
+    }
     // Per-channel operands ([1,C1,1,1,C0]) change at every (n, c1) plane of the map, so the
     // kernel issues each of its instructions once per plane, not once per UB tile: small maps
     // pay the issue cost many times (BNTrainingReduceGrad [16,128,7,7,16], 128 planes of 49

@@ -106,3 +106,31 @@ TEST_CASE("per-channel operands make a BN kernel issue its instructions once per
   // sum, 12 cycles. 0.342 us.
   CHECK(d == Approx(0.342));
 }
+
+TEST_CASE("the BN apply's ReLUV2 mask: tiles of whole 32-byte blocks overlap, others run in series",
+          "[mechanism][bn_split]") {
+  HwSpec hw = npusim::test::toy_vector_chip();
+  hw.chip.ub_bytes = 262144;
+  // bn_update_schedule.py's tile on 256 KiB: floor(131072 / 4 / 2 / 384) = 42 groups of 128,
+  // 5376 fp32 elements, 336 pixels of 16 channels. Mask: 2 bytes a pixel.
+  const auto y = [](std::int64_t h, std::int64_t w) {
+    TensorDesc t = map(16, 4);
+    t.shape = {16, 4, h, w, 16};
+    return t;
+  };
+  CHECK(cost::bn_apply_mask_aligned(y(112, 112), hw));   // 3 rows, 336 px, 672 B = 21 blocks
+  CHECK(cost::bn_apply_mask_aligned(y(56, 56), hw));     // 6 rows, 336 px
+  CHECK(cost::bn_apply_mask_aligned(y(28, 28), hw));     // 12 rows, 336 px
+  CHECK(cost::bn_apply_mask_aligned(y(8, 8), hw));       // the plane, 64 px, 128 B
+  CHECK_FALSE(cost::bn_apply_mask_aligned(y(147, 147), hw));  // 2 rows, 294 px, 588 B
+  CHECK_FALSE(cost::bn_apply_mask_aligned(y(73, 73), hw));    // 4 rows, 292 px, 584 B
+  CHECK_FALSE(cost::bn_apply_mask_aligned(y(35, 35), hw));    // 9 rows, 315 px, 630 B
+  CHECK_FALSE(cost::bn_apply_mask_aligned(y(17, 17), hw));    // the plane, 289 px
+  CHECK_FALSE(cost::bn_apply_mask_aligned(y(7, 7), hw));      // the plane, 49 px, 98 B
+  TensorDesc nd = y(17, 17);
+  nd.format = Format::kND;
+  CHECK(cost::bn_apply_mask_aligned(nd, hw));
+  // the fusion carries ReLUV2's mask, the plain apply does not
+  CHECK(lookup_op_kind("FusionOp_BNTrainingUpdate_ReLUV2").relu_mask);
+  CHECK_FALSE(lookup_op_kind("BNTrainingUpdate").relu_mask);
+}
