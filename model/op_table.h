@@ -69,6 +69,11 @@ struct OpKindInfo {
   /// load, passes and store in series (model/cost/bn_split.cpp). For a fusion, set when any part
   /// does.
   bool relu_mask = false;
+  /// BNTrainingUpdateGrad's schedule (CANN te_schedule bn_update_grad_shedule.py): an NC1HWC0
+  /// map whose N and C1 are both below the core count goes to the atomic reduce schedule, one
+  /// image a core and UB tiles of whole rows of one (n, c1) plane, the row count a divisor of H
+  /// (model/cost/bn_split.cpp, bn_atomic_tiles).
+  bool atomic_rows = false;
   /// SoftmaxCrossEntropyWithLogits: on the coupled-core parts, TBE's logits_2d schedule
   /// (model/cost/softmax_xent.cpp) rather than the generic row-wise reduction.
   bool logits_2d = false;

@@ -59,4 +59,35 @@ bool bn_apply_mask_aligned(const TensorDesc& y, const HwSpec& hw) noexcept {
   return std::fmod(mask_bytes, 32.0) == 0.0;
 }
 
+// BNTrainingUpdateGrad (bn_update_grad_shedule.py, bn_update_grad_schedule): C1 >= CORE_NUM
+// cuts C1, H or W a multiple of the cores (or H of half of them, N below) cuts H, N >=
+// CORE_NUM cuts the batch, and everything else goes to ReduceAtomicSchedule: one image a block
+// (the rows' block dim 16 at batch 16), each core reducing its image's planes tile by tile
+// into an atomic add. Its UB tiling takes whole rows of a plane, a divisor of H: a prime H
+// (Inception's 71 and 73) runs one row a tile. The rows: per element 0.34-0.39 ns on ResNet's
+// 112/56/28 maps (tiles of 4, 8, 14 rows), 0.41-0.46 on 147/35/17, 0.61-0.68 on 71 and 73, 0.73
+// on 8 x 8 (the plane, 1024 elements): a fixed cost a tile beside the same rate an element.
+std::int64_t bn_atomic_tiles(const TensorDesc& x, int chip_cores, double tile_elements) noexcept {
+  if (x.format != Format::kNC1HWC0 || x.shape.size() != 5 || chip_cores <= 1) return 0;
+  const std::int64_t n = x.shape[0], c1 = x.shape[1], h = x.shape[2], w = x.shape[3],
+                     c0 = x.shape[4];
+  if (n <= 0 || c1 <= 0 || h <= 0 || w <= 0 || c0 <= 0) return 0;
+  if (n >= chip_cores || c1 >= chip_cores) return 0;
+  const int half = chip_cores / 2;
+  if (h % chip_cores == 0 || w % chip_cores == 0 || (h >= half && h % half == 0)) return 0;
+  const double row = static_cast<double>(w) * static_cast<double>(c0);
+  if (row > tile_elements) return 0;
+  const auto fit = static_cast<std::int64_t>(
+      std::min(static_cast<double>(h), std::floor(tile_elements / row)));
+  // the largest divisor of H up to `fit`: walk divisor pairs up to sqrt(H) (a closed bound: at
+  // most 46341 steps for any int32 H)
+  std::int64_t d = 1;
+  for (std::int64_t i = 1; i * i <= h; ++i) {
+    if (h % i != 0) continue;
+    if (i <= fit) d = std::max(d, i);
+    if (h / i <= fit) d = std::max(d, h / i);
+  }
+  return n * c1 * (h / d);
+}
+
 }  // namespace npusim::cost

@@ -132,6 +132,14 @@ void dealt_waves(double parts, int cores, std::int64_t tiles, std::int64_t& wave
 /// blocks of the fused ReLUV2's bit mask (model/cost/bn_split.cpp): the tile is
 /// bn_update_schedule.py's get_max_ub_count in fp32 elements, whole rows of one (n, c1) plane,
 /// or the plane when it fits. True when `y` is not a 5-D NC1HWC0 map.
+/// BNTrainingUpdateGrad's atomic reduce schedule (kind.atomic_rows; model/cost/bn_split.cpp):
+/// for an NC1HWC0 map `x` with N and C1 below `chip_cores` (and H no multiple of the cores or
+/// of half of them, where the schedule cuts H), the UB tiles it runs: N x C1 planes, each in
+/// H / d tiles of d whole rows, d the largest divisor of H whose rows fit `tile_elements`. 0
+/// when the schedule is another one or a row alone overflows the tile.
+[[nodiscard]] std::int64_t bn_atomic_tiles(const TensorDesc& x, int chip_cores,
+                                           double tile_elements) noexcept;
+
 [[nodiscard]] bool bn_apply_mask_aligned(const TensorDesc& y, const HwSpec& hw) noexcept;
 
 /// Evaluates a plan: block dim, waves, pipeline, bandwidth cap, critical path, pipes, bound.

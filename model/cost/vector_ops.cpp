@@ -298,7 +298,16 @@ KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const Hw
   } else if (!leading) {
     parallel = saturating_count(e / reduced);
   }
-  const std::int64_t tiles = vector_tiles(e * ds, hw, cores, std::max<std::int64_t>(1, parallel));
+  std::int64_t tiles = vector_tiles(e * ds, hw, cores, std::max<std::int64_t>(1, parallel));
+  if (kind.atomic_rows && leading) {
+    // BNTrainingUpdateGrad's atomic schedule: one image a core, tiles of whole rows dividing H,
+    // sized in the fp32 elements it computes in
+    const std::int64_t at = bn_atomic_tiles(x, hw.chip.vector_cores, ub_tile_bytes(hw) / 4.0);
+    if (at > 0) {
+      tiles = at;
+      p.whole_units = p.max_blocks = x.shape[0];
+    }
+  }
   const double nt = static_cast<double>(tiles);
   const bool scalar = is_int64(x.dtype);
   if (last_axis_reduction) {

@@ -134,3 +134,44 @@ TEST_CASE("the BN apply's ReLUV2 mask: tiles of whole 32-byte blocks overlap, ot
   CHECK(lookup_op_kind("FusionOp_BNTrainingUpdate_ReLUV2").relu_mask);
   CHECK_FALSE(lookup_op_kind("BNTrainingUpdate").relu_mask);
 }
+
+TEST_CASE("BNTrainingUpdateGrad's atomic schedule: one image a core, tiles of whole rows dividing H",
+          "[mechanism][bn_split]") {
+  const auto x = [](std::int64_t n, std::int64_t c1, std::int64_t h) {
+    TensorDesc t = map(n, c1);
+    t.shape = {n, c1, h, h, 16};
+    return t;
+  };
+  // 10922 fp32 elements a tile: a 73-wide row is 1168, 9 fit, and 73 is prime: one row a tile,
+  // 16 x 5 x 73 tiles
+  CHECK(cost::bn_atomic_tiles(x(16, 5, 73), 30, 10922) == 16 * 5 * 73);
+  // 112: 1792 a row, 6 fit, the largest divisor of 112 up to 6 is 4: 28 tiles a plane
+  CHECK(cost::bn_atomic_tiles(x(16, 4, 112), 30, 10922) == 16 * 4 * 28);
+  // 17 x 17: the plane (4624) fits whole
+  CHECK(cost::bn_atomic_tiles(x(16, 12, 17), 30, 10922) == 16 * 12);
+  // the other schedules: N or C1 of the core count or more, H a multiple of the cores or of half
+  CHECK(cost::bn_atomic_tiles(x(32, 4, 56), 30, 10922) == 0);
+  CHECK(cost::bn_atomic_tiles(x(16, 32, 14), 30, 10922) == 0);
+  CHECK(cost::bn_atomic_tiles(x(16, 4, 60), 30, 10922) == 0);
+  CHECK(cost::bn_atomic_tiles(x(16, 4, 45), 30, 10922) == 0);
+  // a row larger than the tile: not this tiling
+  CHECK(cost::bn_atomic_tiles(x(16, 1, 1000), 30, 10922) == 0);
+
+  // in a prediction: per element the prime 73 map costs more than the 72 one (9 rows a tile)
+  HwSpec hw = npusim::test::toy_vector_chip();
+  hw.chip.vector_cores = 30;
+  hw.chip.cube_cores = 30;
+  const auto upd = [&](std::int64_t h) {
+    const std::string s = "16,1," + std::to_string(h) + "," + std::to_string(h) + ",16";
+    const std::string c = "1,1,1,1,16";
+    return predict(npusim::test::op_io("BNTrainingUpdateGrad", s + ";" + s + ";" + c + ";" + c,
+                                       "FLOAT16;FLOAT16;FLOAT;FLOAT",
+                                       "NC1HWC0;NC1HWC0;NC1HWC0;NC1HWC0", c + ";" + c,
+                                       "FLOAT;FLOAT", "NC1HWC0;NC1HWC0"),
+                   hw);
+  };
+  const OpCost p73 = upd(73), p72 = upd(72);
+  CHECK(p73.block_dim == 16);
+  CHECK(p72.block_dim == 16);
+  CHECK(p73.duration_us / (73.0 * 73.0) > 1.3 * p72.duration_us / (72.0 * 72.0));
+}
