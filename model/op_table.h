@@ -54,26 +54,6 @@ struct OpKindInfo {
   /// core runs ceil(N / block dim) images (model/cost/launch_waves.cpp). For a fusion, set when
   /// its main op does.
   bool whole_images = false;
-  /// The TBE BN apply schedule's block split (CANN te_schedule bn_update_schedule.py): an
-  /// NC1HWC0 map of N >= the chip's core count is cut by whole images (cut_batch), a smaller
-  /// batch by whole C1 channel groups, so a core runs ceil(N / block dim) images or
-  /// ceil(C1 / block dim) channel groups of every image, and the block dim is min(that axis,
-  /// cores) (model/cost/bn_split.cpp). For a fusion, set when its main op does.
-  bool bn_apply_split = false;
-  /// Per-channel operands over an NC1HWC0 map ([1,C1,1,1,C0] statistics: the TBE BN kernels'
-  /// vector_mul_with_broadcast) change at every (n, c1) plane, so each instruction is issued
-  /// once per plane rather than once per UB tile (model/cost/vector_ops.cpp).
-  bool plane_issue = false;
-  /// Writes ReLUV2's packed bit mask (one bit an element, uint8). Fused into the BN apply
-  /// (bn_apply_split), a UB tile whose mask is not a whole number of 32-byte blocks runs its
-  /// load, passes and store in series (model/cost/bn_split.cpp). For a fusion, set when any part
-  /// does.
-  bool relu_mask = false;
-  /// BNTrainingUpdateGrad's schedule (CANN te_schedule bn_update_grad_shedule.py): an NC1HWC0
-  /// map whose N and C1 are both below the core count goes to the atomic reduce schedule, one
-  /// image a core and UB tiles of whole rows of one (n, c1) plane, the row count a divisor of H
-  /// (model/cost/bn_split.cpp, bn_atomic_tiles).
-  bool atomic_rows = false;
   /// SoftmaxCrossEntropyWithLogits: on the coupled-core parts, TBE's logits_2d schedule
   /// (model/cost/softmax_xent.cpp) rather than the generic row-wise reduction.
   bool logits_2d = false;

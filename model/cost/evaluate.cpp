@@ -84,8 +84,7 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   const double f = hw.cycles_per_us();
   const int unit_cores = std::max(1, available_cores(plan.unit, hw, budget));
   const std::int64_t tiles = std::max<std::int64_t>(1, plan.tiles);
-  const std::int64_t blocks = plan.max_blocks > 0 ? std::min(tiles, plan.max_blocks) : tiles;
-  const auto b = static_cast<int>(std::min<std::int64_t>(unit_cores, blocks));
+  const auto b = static_cast<int>(std::min<std::int64_t>(unit_cores, tiles));
   std::int64_t w = ceil_div(tiles, b);
   double w_ideal = static_cast<double>(tiles) / b;
   block_waves(plan, hw, budget, tiles, w, w_ideal);

@@ -80,9 +80,6 @@ struct KernelPlan {
   /// runs ceil(units / block dim) units' worth of the tiles (dealt_waves, model/cost/launch_waves.cpp); 0: the
   /// tiles spread evenly.
   std::int64_t whole_units = 0;
-  /// The most blocks the kernel's tiler launches (0: no limit beyond the cores and the tiles):
-  /// a kernel that deals whole units launches at most one block per unit (bn_split_units).
-  std::int64_t max_blocks = 0;
   /// Totals for the OpCost.
   double flops = 0;
   double cube_efficiency = 1;
@@ -120,27 +117,6 @@ void dealt_waves(double parts, int cores, std::int64_t tiles, std::int64_t& wave
 /// (`waves_ideal`, floored) a core runs.
 [[nodiscard]] double round_fills(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,
                                  double waves_ideal) noexcept;
-
-/// The units a TBE batch-norm kernel deals whole to the cores (model/cost/bn_split.cpp): the
-/// images of an NC1HWC0 map `x` (kind.whole_images), or for the BN apply (kind.bn_apply_split)
-/// its images when N >= `chip_cores`, else its C1 channel groups. 0 when the kind deals nothing
-/// whole or `x` is not a 5-D NC1HWC0 map.
-[[nodiscard]] std::int64_t bn_split_units(const OpKindInfo& kind, const TensorDesc& x,
-                                          int chip_cores) noexcept;
-
-/// Whether the BN apply's UB tile over the NC1HWC0 map `y` holds a whole number of 32-byte
-/// blocks of the fused ReLUV2's bit mask (model/cost/bn_split.cpp): the tile is
-/// bn_update_schedule.py's get_max_ub_count in fp32 elements, whole rows of one (n, c1) plane,
-/// or the plane when it fits. True when `y` is not a 5-D NC1HWC0 map.
-/// BNTrainingUpdateGrad's atomic reduce schedule (kind.atomic_rows; model/cost/bn_split.cpp):
-/// for an NC1HWC0 map `x` with N and C1 below `chip_cores` (and H no multiple of the cores or
-/// of half of them, where the schedule cuts H), the UB tiles it runs: N x C1 planes, each in
-/// H / d tiles of d whole rows, d the largest divisor of H whose rows fit `tile_elements`. 0
-/// when the schedule is another one or a row alone overflows the tile.
-[[nodiscard]] std::int64_t bn_atomic_tiles(const TensorDesc& x, int chip_cores,
-                                           double tile_elements) noexcept;
-
-[[nodiscard]] bool bn_apply_mask_aligned(const TensorDesc& y, const HwSpec& hw) noexcept;
 
 /// Evaluates a plan: block dim, waves, pipeline, bandwidth cap, critical path, pipes, bound.
 [[nodiscard]] OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,

@@ -224,33 +224,9 @@ KernelPlan elementwise_plan(const OpDesc& op, const ElementwiseShape& s, const H
   }
   p.tiles = tiles;
   p.flops = e * kind.pass_count;
-  if (kind.whole_images || kind.bn_apply_split) {
-    // the map is the largest output (MindSpore lists the BN apply's statistics before y); a
-    // kernel that deals whole units launches at most one block per unit (ReluGradV2 and the BN
-    // input gradient on 16 blocks at batch 16, the BN apply on C1 blocks)
-    const TensorDesc* y = nullptr;
-    for (const auto& t : op.outputs) {
-      if (!y || t.elements() > y->elements()) y = &t;
-    }
-    if (y) p.whole_units = p.max_blocks = bn_split_units(kind, *y, hw.chip.vector_cores);
-    // the fused ReLUV2's mask: a tile not a whole number of 32-byte blocks runs in series
-    if (y && kind.bn_apply_split && kind.relu_mask && !bn_apply_mask_aligned(*y, hw)) {
-      p.ub_single_buffer = true;
-    }
-    // Per-channel operands ([1,C1,1,1,C0]) change at every (n, c1) plane of the map, so the
-    // kernel issues each of its instructions once per plane, not once per UB tile: small maps
-    // pay the issue cost many times (BNTrainingReduceGrad [16,128,7,7,16], 128 planes of 49
-    // pixels a core, takes 40.9 us: about 0.3 us a plane, where 56x56 planes run at 2.65 ns a
-    // pixel).
-    if (kind.plane_issue && broadcast && y && y->shape.size() == 5 &&
-        y->format == Format::kNC1HWC0) {
-      const double planes = static_cast<double>(y->shape[0]) * static_cast<double>(y->shape[1]);
-      const double per_tile = planes / nt;
-      const double issued = kind.pass_count + s.casts + broadcast_passes;
-      if (per_tile > 1) {
-        p.vector_cycles += (per_tile - 1) * issued * hw.vector.api_overhead_cycles;
-      }
-    }
+  if (kind.whole_images && !op.outputs.empty() && op.outputs[0].format == Format::kNC1HWC0 &&
+      op.outputs[0].shape.size() == 5) {
+    p.whole_units = op.outputs[0].shape[0];
   }
   return p;
 }
@@ -298,16 +274,7 @@ KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const Hw
   } else if (!leading) {
     parallel = saturating_count(e / reduced);
   }
-  std::int64_t tiles = vector_tiles(e * ds, hw, cores, std::max<std::int64_t>(1, parallel));
-  if (kind.atomic_rows && leading) {
-    // BNTrainingUpdateGrad's atomic schedule: one image a core, tiles of whole rows dividing H,
-    // sized in the fp32 elements it computes in
-    const std::int64_t at = bn_atomic_tiles(x, hw.chip.vector_cores, ub_tile_bytes(hw) / 4.0);
-    if (at > 0) {
-      tiles = at;
-      p.whole_units = p.max_blocks = x.shape[0];
-    }
-  }
+  const std::int64_t tiles = vector_tiles(e * ds, hw, cores, std::max<std::int64_t>(1, parallel));
   const double nt = static_cast<double>(tiles);
   const bool scalar = is_int64(x.dtype);
   if (last_axis_reduction) {
@@ -374,16 +341,6 @@ KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const Hw
                       rr.row * cpr[static_cast<std::size_t>(VectorClass::kReduce)]
                 : rr.dense * cpr[static_cast<std::size_t>(c)];
         p.vector_cycles += cycles / nt + hw.vector.api_overhead_cycles;
-      }
-      // per-channel mean and variance change at every (n, c1) plane: one issue of each
-      // instruction per plane (as the BN apply's, elementwise_plan above)
-      if (kind.plane_issue && x.shape.size() == 5 && x.format == Format::kNC1HWC0) {
-        const double planes = static_cast<double>(x.shape[0]) * static_cast<double>(x.shape[1]);
-        const double per_tile = planes / nt;
-        const double issued = kind.pass_count + (widen ? 2.0 : 0.0);
-        if (per_tile > 1) {
-          p.vector_cycles += (per_tile - 1) * issued * hw.vector.api_overhead_cycles;
-        }
       }
     }
   }
