@@ -478,8 +478,6 @@ const char* vector_class_name(VectorClass c) noexcept {
       return "transpose";
     case VectorClass::kMaskSelect:
       return "mask_select";
-    case VectorClass::kSqrt:
-      return "sqrt";
     case VectorClass::kCount:
       break;
   }

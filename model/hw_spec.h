@@ -30,7 +30,6 @@ enum class VectorClass : std::uint8_t {
   kSort,            ///< vmrgsort4 / vbitsort, one merge pass
   kTranspose,       ///< vnchwconv (TransData, Transpose)
   kMaskSelect,      ///< vsel by a packed bit mask (ReluGradV2): the mask register set per repeat
-  kSqrt,            ///< vsqrt (the 910's fp32 vsqrt runs far below the other transcendentals)
   kCount
 };
 inline constexpr std::size_t kVectorClassCount = static_cast<std::size_t>(VectorClass::kCount);

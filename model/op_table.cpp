@@ -62,11 +62,6 @@ std::vector<OpKindInfo> build_table() {
                  "DepthwiseConv2DBackpropFilter"}) {
     cube(n, R::kConvBackpropFilter);
   }
-  // The 910's BN input gradient fused with the filter gradient of the convolution before it (the
-  // TIK kernel fused_dbn_dw.py): MindSpore resnet50 at batch 32 runs 20 of them, 3.9 ms of its
-  // 28.8 ms step. Costed as a BNTrainingReduceGrad and a Conv2DBackpropFilter in one launch.
-cube("FusedDbnDw", R::kConvBackpropFilter);
-t.back().dbn_dw = true;
   // Fused attention: QK^T and PV (and their gradients) on the cube, the softmax on the vector
   // cores, in one MIX kernel. Per score element (ops-transformer flash_attention_score
   // ProcessVec1 and the SoftmaxFlashV2 API): the scale multiply, the row max and row sum folded
@@ -121,7 +116,7 @@ t.back().dbn_dw = true;
   // add, divide), + decay x var x use_decay (2 muls, add): 7 unary, 4 binary, 4 transcendental
   ew("LambApplyOptimizerAssign",
      {VC::kUnary, VC::kUnary, VC::kBinary, VC::kBinary, VC::kUnary, VC::kUnary, VC::kBinary,
-      VC::kTranscendental, VC::kTranscendental, VC::kSqrt, VC::kUnary,
+      VC::kTranscendental, VC::kTranscendental, VC::kTranscendental, VC::kUnary,
       VC::kTranscendental, VC::kUnary, VC::kUnary, VC::kBinary});
   // relu that also writes its mask (a compare), and the gradient that selects by it
   ew("ReLUV2", {VC::kUnary, VC::kBinary});
@@ -149,8 +144,7 @@ t.back().dbn_dw = true;
   for (auto n : {"NPUGetFloatStatus", "NPUClearFloatStatus", "NPUAllocFloatStatus", "OneHot"}) {
     ew(n, {VC::kUnary});
   }
-  ew("Sqrt", {VC::kSqrt});
-  for (auto n : {"Div", "RealDiv", "Exp", "Log", "Rsqrt", "Pow", "DivNoNan", "Log1p",
+  for (auto n : {"Div", "RealDiv", "Exp", "Log", "Sqrt", "Rsqrt", "Pow", "DivNoNan", "Log1p",
                  "Expm1", "RsqrtGrad", "SqrtGrad"}) {
     ew(n, {VC::kTranscendental});
   }

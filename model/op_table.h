@@ -57,9 +57,6 @@ struct OpKindInfo {
   /// SoftmaxCrossEntropyWithLogits: on the coupled-core parts, TBE's logits_2d schedule
   /// (model/cost/softmax_xent.cpp) rather than the generic row-wise reduction.
   bool logits_2d = false;
-  /// FusedDbnDw: a BN input gradient and a filter gradient in one launch, costed as the two
-  /// (model/cost/fused_dbn_dw.h).
-  bool dbn_dw = false;
 };
 
 /// The row for `type` (exact CANN spelling; also accepts the aclnn-prefixed kernel names and

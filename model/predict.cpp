@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <optional>
 
-#include "model/cost/fused_dbn_dw.h"
 #include "model/cost/kernel_plan.h"
 #include "model/op_table.h"
 
@@ -100,51 +99,9 @@ Placement runs_on(const OpDesc& op) {
   return placement;
 }
 
-// A part run after another in the same launch: its time adds, the launch (head) is paid once.
-void add_in_launch(OpCost& into, const OpCost& part) noexcept {
-  const CriticalPath& p = part.critical_path;
-  CriticalPath& t = into.critical_path;
-  t.compute_us += p.compute_us;
-  t.memory_us += p.memory_us;
-  t.alignment_us += p.alignment_us;
-  t.conflict_us += p.conflict_us;
-  t.tail_us += p.tail_us;
-  const double part_us = part.duration_us - p.head_us;
-  into.duration_us += part_us;
-  into.core_time_us += part.block_dim * part_us;
-  into.bytes_in += part.bytes_in;
-  into.bytes_out += part.bytes_out;
-  into.flops += part.flops;
-  into.pipes.vector_us += part.pipes.vector_us;
-  into.pipes.scalar_us += part.pipes.scalar_us;
-  into.pipes.mte2_us += part.pipes.mte2_us;
-  into.pipes.mte3_us += part.pipes.mte3_us;
-  into.warnings |= part.warnings;
-}
-
-OpCost on_core(const OpDesc& op, const OpFacts& f, const HwSpec& hw, CoreBudget budget,
-               const PredictContext& ctx);
-
-// FusedDbnDw: the filter gradient, then the BN input gradient it reads, in one launch. Operands
-// it cannot split are costed by the generic model (and warned about as such).
-OpCost dbn_dw(const OpDesc& op, const HwSpec& hw, CoreBudget budget, const PredictContext& ctx) {
-  cost::DbnDwParts parts;
-  if (!cost::split_fused_dbn_dw(op, parts)) {
-    cost::KernelPlan plan = cost::plan_generic(
-        op, hw, std::max(1, cost::available_cores(Placement::kVector, hw, budget)));
-    OpCost c = cost::evaluate(plan, hw, budget, ctx);
-    c.warnings |= kWarnShapeMismatch;
-    return c;
-  }
-  OpCost c = on_core(parts.dw, op_facts(parts.dw), hw, budget, ctx);
-  add_in_launch(c, on_core(parts.bn, op_facts(parts.bn), hw, budget, ctx));
-  return c;
-}
-
 OpCost on_core(const OpDesc& op, const OpFacts& f, const HwSpec& hw, CoreBudget budget,
                const PredictContext& ctx) {
   const OpKindInfo& kind = *op.kind;
-  if (kind.dbn_dw) [[unlikely]] return dbn_dw(op, hw, budget, ctx);
   PredictContext c = ctx;
   if (c.l2_hit_ratio < 0 && f.attrs.has(Attr::kL2HitRatio)) {
     c.l2_hit_ratio = f.attrs.number(Attr::kL2HitRatio, 0, op);

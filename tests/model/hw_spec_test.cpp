@@ -216,7 +216,7 @@ TEST_CASE("each bad chip file fails with its exact diagnostic", "[hw_spec][bad]"
       {"hw_out_of_range.toml",
        ":27:14: error: [cube].efficiency: expected a number in (0, 1], got 1.7"},
       {"hw_nan.toml",
-       ":77:18: error: [memory].hbm_efficiency: expected a finite number in (0, 1], got nan"},
+       ":76:18: error: [memory].hbm_efficiency: expected a finite number in (0, 1], got nan"},
       {"hw_unknown_key.toml",
        ":29:1: error: [cube]: unknown key 'eficiency'; accepted keys: conv_efficiency, efficiency, "
        "fixpipe_bytes_per_cycle, fp32_rate_factor, fractal_k_bytes, fractal_m, fractal_n, "
@@ -225,7 +225,7 @@ TEST_CASE("each bad chip file fails with its exact diagnostic", "[hw_spec][bad]"
        "nd2nz_inline_max_elements, nd2nz_load_factor, nz_efficiency, split_k_chunk_bytes, "
        "split_k_min_k, tile_m, tile_n, transposed_a_efficiency"},
       {"hw_unknown_section.toml",
-       ":122:2: error: top level: unknown key 'cubee'; accepted keys: aicpu, chip, cube, host, "
+       ":121:2: error: top level: unknown key 'cubee'; accepted keys: aicpu, chip, cube, host, "
        "memory, overhead, pcie, vector"},
       {"hw_missing_key.toml", ":3:1: error: [chip]: missing required key 'freq_mhz'"},
       {"hw_missing_section.toml", ":1:1: error: top level: missing required table [pcie]"},

@@ -263,23 +263,3 @@ TEST_CASE("a GE fusion is costed as the ops it fuses: its main op plus the other
   CHECK(fused.pipes.vector_us - mm.pipes.vector_us == Approx(0.534));
   CHECK(fused.flops == Approx(mm.flops));
 }
-
-TEST_CASE("vsqrt is a vector class of its own: Sqrt and the sqrt of its fusions cost it per repeat",
-          "[mechanism][sqrt]") {
-  HwSpec hw = layout_toy_vector();
-  hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kTranscendental)] = 4;
-  hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kSqrt)] = 27;
-  // 512 fp32 elements (2048 B, 8 repeats of 256 B) on one core: 8 x 27 + 22 issue = 238 cycles;
-  // costed as a transcendental it would be 8 x 4 + 22 = 54.
-  const OpCost c = predict(npusim::test::op_io("Sqrt", "512", "FLOAT", "ND", "512", "FLOAT", "ND"),
-                           hw, kLayoutOneVectorCore);
-  CHECK(c.pipes.vector_us == Approx(0.238));
-  // the vit runs' FusionOp_RealDiv_Sqrt: a division (transcendental) and then the sqrt
-  const OpKindInfo& fused = lookup_op_kind("FusionOp_RealDiv_Sqrt");
-  REQUIRE(fused.pass_count == 2);
-  CHECK(fused.passes[0] == VectorClass::kTranscendental);
-  CHECK(fused.passes[1] == VectorClass::kSqrt);
-  // the 910's spec reads it; every chip file has it
-  CHECK(npusim::test::chip("ascend910-30").vector.cycles_per_repeat[static_cast<std::size_t>(
-            VectorClass::kSqrt)] == Approx(27));
-}
