@@ -32,16 +32,6 @@ namespace {
     for (std::uint8_t i = 0; i < kind.epilogue_count; ++i) {
       plan.vector_cycles += cost::class_pass_cycles(kind.epilogue[i], per_tile, hw);
     }
-    // The fused parts' own operands of the output's size (beyond the GEMM's two) are loaded per
-    // output tile, in series with the tile's GEMM: the 910's FusionOp_MatMul_AddN takes 40-60 us
-    // more per extra 16384 x 768 summand than the plain MatMul of the same GEMM.
-    const std::int64_t out_elements = op.outputs[0].elements();
-    double extra = 0;
-    const bool matmul = kind.role == OpRole::kMatMul || kind.role == OpRole::kBatchMatMul;
-    for (std::size_t i = 2; matmul && i < op.inputs.size(); ++i) {
-      if (out_elements > 1 && op.inputs[i].elements() == out_elements) extra += op.inputs[i].bytes();
-    }
-    plan.epilogue_load_bytes = extra / static_cast<double>(std::max<std::int64_t>(1, plan.tiles));
   }
   // Tensor streams in and out (a one-element operand is read by the scalar unit, not a DMA).
   plan.read_streams = f.read_tensors;

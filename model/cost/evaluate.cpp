@@ -273,13 +273,6 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
     const double misses_per_core = plan.in.padded_bytes * static_cast<double>(w) * (1 - h_in);
     t_ddr = misses_per_core / (hw.memory.gm_read_bytes_per_cycle * plan.in.rate_factor) / f;
   }
-  // A fused epilogue's own operands load after each tile's GEMM, in series with the pipeline,
-  // at the core's DDR rate (KernelPlan::epilogue_load_bytes).
-  if (plan.epilogue_load_bytes > 0) {
-    const double epi = plan.epilogue_load_bytes * w_ideal / hw.memory.gm_read_bytes_per_cycle / f;
-    s.memory += epi;
-    s.category[kCatMemory] += epi;
-  }
   const double saturation = std::max(0.0, std::max(std::max(t_chip, t_l2), t_ddr) - t_core);
   s.memory += saturation;
   s.category[kCatMemory] += saturation;

@@ -41,11 +41,6 @@ struct KernelPlan {
   /// workspace load before computing and store before the next): part of the vector stage,
   /// reported as MTE2/MTE3 pipe time.
   double vector_dma_cycles = 0;
-  /// Bytes per tile of a fused epilogue's own elementwise operands (the AddN summands of a
-  /// FusionOp_MatMul_AddN), loaded into UB after the tile's GEMM, in series with it, at the
-  /// core's DDR rate (model/predict.cpp, docs/accuracy_mechanisms.md "Session 15: the 910's
-  /// under-predicted GEMMs").
-  double epilogue_load_bytes = 0;
   double mte1_cycles = 0;
   double fixpipe_bytes = 0;
   Transfer in;   ///< MTE2: GM -> UB / L1

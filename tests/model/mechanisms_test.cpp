@@ -210,28 +210,6 @@ TEST_CASE("a GEMM's L2 misses stream at each core's DDR rate, whatever its GM ->
   CHECK(warm.duration_us == Approx(0.316 + 1.024 + 3.1).epsilon(1e-3));
 }
 
-TEST_CASE("a fused GEMM epilogue loads its own output-sized operands in series, at the DDR rate",
-          "[mechanism][memory][cube]") {
-  const HwSpec hw = toy();  // 4 cube cores, base block 128 x 256, 32 B/cycle a core, 1000 MHz
-  auto fused = [&](const char* shapes, const char* out, CoreBudget budget) {
-    return predict(op_io("FusionOp_MatMul_AddN", shapes, "FLOAT16", "ND;ND;ND;ND", out, "FLOAT16",
-                         "ND"),
-                   hw, budget);
-  };
-  // 256 x 256 out: two 128 x 256 tiles, one a core. Two summands of the output's size add
-  // 2 x 128 x 256 x 2 B = 131072 B a tile: 131072 / 32 = 4096 cycles = 4.096 us. Two summands of
-  // a bias's size (one row) stream in as well (same tensor count, same latencies) but are not
-  // loaded per tile.
-  const OpCost full = fused("256,256;256,256;256,256;256,256", "256,256", CoreBudget{});
-  const OpCost row = fused("256,256;256,256;1,256;1,256", "256,256", CoreBudget{});
-  CHECK(full.tiles == 2);
-  CHECK(full.duration_us - row.duration_us == Approx(4.096));
-  // 512 x 256 on two cores: two tiles a core, twice the loads.
-  const OpCost full2 = fused("512,256;256,256;512,256;512,256", "512,256", CoreBudget{2, 0});
-  const OpCost row2 = fused("512,256;256,256;1,256;1,256", "512,256", CoreBudget{2, 0});
-  CHECK(full2.duration_us - row2.duration_us == Approx(8.192));
-}
-
 TEST_CASE("a single-M-block GEMM narrows its N blocks to the largest divisor the cores take",
           "[mechanism][cube]") {
   const HwSpec hw = toy();  // 4 cube cores, base block 128 x 256
