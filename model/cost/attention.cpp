@@ -124,29 +124,25 @@ KernelPlan plan_attention(const OpDesc& op, const HwSpec& hw) noexcept {
   p.vector_cycles = vector / aivs;
   // The vector cores' own transfers, in series with their passes (see the top of the file):
   // scores in (fp32), P out (input dtype), the mask tile and the dropout bits in.
-  const double aiv_in = score_bytes + elements * (a.mask_bytes + (a.dropout ? 0.125 : 0.0));
+  // Workspace loads run at one core's DMA rate (the workspace was just written and hits L2: the
+  // CANN 8.3 llama profile's FA loads at 25 B/cycle per vector core, aiv_mte2_time). Stores go on
+  // to HBM, where every vector core of the launch stores at once, so each gets its share of the
+  // chip's HBM bandwidth (the same profile stores P at 19 B/cycle per core, aiv_mte3_time: the
+  // HBM share of 40 cores at 1.65 GHz, not the 64 B/cycle of one core alone). A full mask and the
+  // dropout bits are not the workspace: they come from HBM too (llm-2023's [1,1,8192,8192] mask
+  // is 128 MB, read once per batch and head, beside an 84 MB dropout mask and the K / V streams),
+  // each core reading them at its HBM share. (Capping the score loads too over-priced the CANN
+  // 8.3 llama FA, 1.26x: those hit L2; the llama FA has neither a full mask nor dropout.)
+  const double hbm_in = elements * (a.mask_bytes + (a.dropout ? 0.125 : 0.0));
   const double aiv_out = elements * ds * (grad ? 2 : 1);
-  // Loads run at one core's DMA rate (the workspace was just written and hits L2: the CANN 8.3
-  // llama profile's FA loads at 25 B/cycle per vector core, aiv_mte2_time). Stores go on to HBM,
-  // where every vector core of the launch stores at once, so each gets its share of the chip's
-  // HBM bandwidth (the same profile stores P at 19 B/cycle per core, aiv_mte3_time: the HBM
-  // share of 40 cores at 1.65 GHz, not the 64 B/cycle of one core alone).
   const double cores = std::min(tiles, std::max(1.0, static_cast<double>(hw.chip.cube_cores)));
   const double hbm_share = hw.hbm_bytes_per_us() / hw.cycles_per_us() / (cores * aivs);
-  const double write_rate =
-      std::min(hw.memory.gm_write_bytes_per_cycle,
-               hbm_share > 0 ? hbm_share : hw.memory.gm_write_bytes_per_cycle);
-  // A full mask and the dropout bits are not the workspace: they come from HBM (llm-2023's
-  // [1,1,8192,8192] mask is 128 MB, read once per batch and head, beside an 84 MB dropout mask
-  // and the K / V streams), so every vector core of the launch reads them at once, each at its
-  // HBM share. (Capping the score loads too over-priced the CANN 8.3 llama FA, 1.26x: those hit
-  // L2; the llama FA has neither a full mask nor dropout, so this leaves it alone.)
-  const double hbm_in = elements * (a.mask_bytes + (a.dropout ? 0.125 : 0.0));
-  const double hbm_read_rate =
-      std::min(hw.memory.gm_read_bytes_per_cycle,
-               hbm_share > 0 ? hbm_share : hw.memory.gm_read_bytes_per_cycle);
-  p.vector_dma_cycles = ((aiv_in - hbm_in) / hw.memory.gm_read_bytes_per_cycle +
-                         hbm_in / hbm_read_rate + aiv_out / write_rate) /
+  const auto at_hbm_share = [hbm_share](double rate) {
+    return hbm_share > 0 ? std::min(rate, hbm_share) : rate;
+  };
+  p.vector_dma_cycles = (score_bytes / hw.memory.gm_read_bytes_per_cycle +
+                         hbm_in / at_hbm_share(hw.memory.gm_read_bytes_per_cycle) +
+                         aiv_out / at_hbm_share(hw.memory.gm_write_bytes_per_cycle)) /
                         aivs;
   // Q block in, K and V (and for the gradient dO, O) streamed per tile; outputs per tile
   const double kv_bytes = 2 * a.sk * a.d * ds * (grad ? 2 : 1);

@@ -244,10 +244,11 @@ CubePhases phases_of(const Gemm& g, const GemmMode& mode, const HwSpec& hw) noex
 // (63 = 21 x 3), N = 4096 on 16 blocks of 16 (not 24: 256 fractals have no divisor from 17 to
 // 24) and N = 9216 on 24 of 24. Loops over at most `cores` candidates.
 double narrow_n_tiles(const Gemm& g, bool conv, bool split_k, double tiles_m, double tiles_n,
-                      double n_fractals, int cores) noexcept {
+                      double np, double n0, int cores) noexcept {
   if (conv || split_k || g.k_over_batch) return tiles_n;
   const double rows = g.batch * tiles_m;
   if (rows != 1 || tiles_n >= cores) return tiles_n;
+  const double n_fractals = np / n0;  // only here: a division on every GEMM's path otherwise
   const double cap = std::min(std::floor(cores / rows), n_fractals);
   for (double parts = cap; parts > tiles_n; --parts) {
     if (std::fmod(n_fractals, parts) == 0) return parts;
@@ -353,7 +354,7 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
 
   const double tiles_m = fast_ceil(div_pow2(mp, hw.cube.tile_m));
   const double tiles_n = narrow_n_tiles(g, conv, mode.split_k, tiles_m,
-                                        fast_ceil(div_pow2(np, hw.cube.tile_n)), np / n0, cores);
+                                        fast_ceil(div_pow2(np, hw.cube.tile_n)), np, n0, cores);
   const double tm = round_up(mp / tiles_m, m0);
   const double tn = round_up(np / tiles_n, n0);
   p.l0c_single_buffer = tm * tn * 4.0 > hw.chip.l0c_bytes / 2;  // the tile's fp32 accumulator
