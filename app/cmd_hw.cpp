@@ -115,6 +115,8 @@ std::vector<Row> spec_rows(const HwSpec& s) {
   add("memory", "mte2_setup_cycles", m.mte2_setup_cycles, "cycles");
   add("memory", "mte3_setup_cycles", m.mte3_setup_cycles, "cycles");
   add("memory", "row_dma_bytes_per_cycle", m.row_dma_bytes_per_cycle, "B/cycle");
+  add("memory", "atomic_add_cycles", m.atomic_add_cycles, "cycles");
+  add("memory", "atomic_region_bytes", m.atomic_region_bytes, "B");
   const OverheadSpec& o = s.overhead;
   add("overhead", "launch_cycles", o.launch_cycles, "cycles");
   add("overhead", "per_block_cycles", o.per_block_cycles, "cycles/block");

@@ -130,6 +130,10 @@ struct MemorySpec {
   /// per-core rate of a DMA that moves one independently addressed row (a gathered or
   /// scattered row): the next row's address comes from the scalar unit, so one row is in flight
   double row_dma_bytes_per_cycle = 0;
+  /// Atomic adds into one region of GM run one at a time, each holding it for this many cycles
+  /// plus its bytes at the L2 rate (0: not modelled; docs/accuracy_mechanisms.md, session 16)
+  double atomic_add_cycles = 0;
+  double atomic_region_bytes = 0;  ///< the bytes one such region spans
 };
 
 /// [overhead]: device-side costs that are not data or math.

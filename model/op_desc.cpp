@@ -400,10 +400,12 @@ OpDesc make_op(const OpText& text, const SourcePos& pos) {
   }
   op.kind = &lookup_op_kind(op.type);
   // Numeric attributes the model reads are checked now, so predict() never throws.
-  for (const char* key : {"index_dup_ratio", "valid_fraction", "valid_length", "k", "l2_hit_ratio"}) {
+  for (const char* key : {"index_dup_ratio", "valid_fraction", "valid_length", "k", "l2_hit_ratio",
+                          "index_hot_share", "index_hot_rows"}) {
     if (op.attr(key)) {
       const double v = op.attr_number(key, 0);
       const bool ratio = std::string_view(key) == "index_dup_ratio" ||
+                         std::string_view(key) == "index_hot_share" ||
                          std::string_view(key) == "valid_fraction" ||
                          std::string_view(key) == "l2_hit_ratio";
       if (ratio && (v < 0 || v > 1)) {

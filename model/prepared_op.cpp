@@ -10,6 +10,7 @@ namespace {
 
 constexpr std::array<std::string_view, kAttrCount> kKeys{
     "l2_hit_ratio", "concat_dim", "axis", "dim", "k", "valid_length", "index_dup_ratio", "groups",
+    "index_hot_share", "index_hot_rows",
     "strides", "dilations", "pads", "perm", "size", "multiples"};
 
 // Stream count of a tensor list as run_plan counted it per call (model/predict.cpp).

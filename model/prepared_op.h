@@ -24,6 +24,7 @@ namespace npusim {
 /// Attributes the cost models read on their hot paths, resolved from strings once.
 enum class Attr : std::uint8_t {
   kL2HitRatio, kConcatDim, kAxis, kDim, kK, kValidLength, kIndexDupRatio, kGroups,
+  kIndexHotShare, kIndexHotRows,
   // list attributes (read with attr_ints)
   kStrides, kDilations, kPads, kPerm, kSize, kMultiples,
   kCount

@@ -41,6 +41,29 @@ double row_rate_factor(const HwSpec& hw, double rate) {
   return row > 0 && rate > 0 ? std::min(1.0, row / rate) : 1.0;
 }
 
+// Atomic adds into one GM region run one at a time, each holding it for
+// memory.atomic_add_cycles plus its bytes at the L2 rate, whichever core issues them
+// (docs/accuracy_mechanisms.md, "Session 16"). How many adds meet in one region is the data's,
+// not the shapes': the scenario says that a share `index_hot_share` of the rows adds into
+// `index_hot_rows` destination rows. Those rows lie side by side in the output, as many to a
+// region as it holds, so the busiest region takes the hot adds of min(hot rows, rows a region
+// holds) of them. The chain of those adds in cycles; 0 without the attribute or the constants.
+double hot_region_chain_cycles(const OpDesc& op, const AttrTable& attrs, double rows,
+                               double row_bytes, const HwSpec& hw) noexcept {
+  const double hold = hw.memory.atomic_add_cycles;
+  const double region = hw.memory.atomic_region_bytes;
+  const double l2 = hw.memory.l2_read_bytes_per_cycle;
+  if (!attrs.has(Attr::kIndexHotShare) || hold <= 0 || region <= 0 || l2 <= 0 || row_bytes <= 0) {
+    return 0;
+  }
+  const double share = std::clamp(attrs.number(Attr::kIndexHotShare, 0, op), 0.0, 1.0);
+  const double hot_rows = std::max(1.0, attrs.number(Attr::kIndexHotRows, 1, op));
+  const double block = std::max(1, hw.memory.block_bytes);
+  const double padded = std::ceil(row_bytes / block) * block;
+  const double per_region = std::min(hot_rows, std::max(1.0, std::ceil(region / padded)));
+  return share * rows * per_region / hot_rows * (hold + padded / l2);
+}
+
 }  // namespace
 
 KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores) noexcept {
@@ -205,6 +228,23 @@ KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int 
     p.out.conflict_weight = 0;
   }
   const double row_out_bytes = p.out.padded_bytes;
+  p.vector_cycles = pass_cycles(kind, updates->bytes() / nt, hw);
+  p.scalar_cycles = rows / nt * hw.vector.scalar_cycles_per_index;
+  // The hot region's chain (above) bounds the kernel: a core's adds wait their turn in it, so a
+  // core's stores, index and vector work (in series: one buffer) take at least the chain. Where
+  // it binds, the stores are slowed to that and the chain replaces the duplicate-ratio conflict
+  // estimate; where it does not, nothing changes.
+  const double chain = segment_op ? hot_region_chain_cycles(op, f.attrs, rows, row_bytes, hw) : 0;
+  const double store_floor = chain / std::max(1.0, nt / concurrent) - p.scalar_cycles -
+                             p.vector_cycles - p.out.transfers * hw.memory.mte3_setup_cycles;
+  const double chain_factor =
+      chain > 0 && store_floor > 0 && hw.memory.gm_write_bytes_per_cycle > 0
+          ? row_out_bytes / (hw.memory.gm_write_bytes_per_cycle * store_floor)
+          : row_factor;
+  if (chain_factor < row_factor) {  // the chain binds
+    row_factor = chain_factor;
+    p.out.conflict_weight = 0;
+  }
   p.ub_single_buffer = true;
   // ops that create their output (ScatterNd, EmbeddingDenseGrad) zero it first.
   // EmbeddingDenseGradV2 leaves that to a MemSet kernel of its own (CANN 8.3 profiles show
@@ -221,8 +261,6 @@ KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int 
   // its own rate (bytes over rate summed)
   const double init_bytes = p.out.padded_bytes - row_out_bytes;
   p.out.rate_factor = p.out.padded_bytes / (row_out_bytes / row_factor + init_bytes);
-  p.vector_cycles = pass_cycles(kind, updates->bytes() / nt, hw);
-  p.scalar_cycles = rows / nt * hw.vector.scalar_cycles_per_index;
   p.tiles = tiles;
   p.flops = static_cast<double>(updates->elements());
   return p;

@@ -260,7 +260,8 @@ TEST_CASE("each bad overlay fails at its own file and line", "[hw_spec][bad][ove
       {"hw_overlay_meta_not_string.toml",
        ":3:8: error: [meta].rows: expected a string, got an integer"},
       {"hw_overlay_unknown_key.toml",
-       ":3:1: error: [memory]: unknown key 'hbm_eficiency'; accepted keys: block_bytes, "
+       ":3:1: error: [memory]: unknown key 'hbm_eficiency'; accepted keys: atomic_add_cycles, "
+       "atomic_region_bytes, block_bytes, "
        "gm_read_bytes_per_cycle, gm_write_bytes_per_cycle, hbm_bandwidth_gbps, hbm_efficiency, "
        "hbm_turnaround, hbm_write_factor, l2_bandwidth_gbps, l2_efficiency, "
        "l2_hit_ratio_default, l2_read_bytes_per_cycle, mte2_setup_cycles, mte3_setup_cycles, "

@@ -361,6 +361,43 @@ TEST_CASE("a segment sum into fewer segments than cores adds at most one core's 
   CHECK(sixteen.critical_path.conflict_us > 0);
 }
 
+TEST_CASE("atomic adds into one region run one at a time: the hot rows' chain bounds a segment sum",
+          "[mechanism][index]") {
+  HwSpec hw = toy();  // 8 vector cores, L2 at 128 B/cycle, 64 B/cycle written a core
+  hw.memory.row_dma_bytes_per_cycle = 4;
+  hw.memory.atomic_add_cycles = 30;
+  hw.memory.atomic_region_bytes = 512;
+  const auto uss = [&](const char* x, const char* out, const char* share) {
+    OpDesc o = op_io("UnsortedSegmentSum", x, "FLOAT;INT32", "", out, "FLOAT", "");
+    if (share) {
+      o.attrs.emplace_back("index_hot_share", share);
+      o.attrs.emplace_back("index_hot_rows", "4");
+    }
+    return predict(o, hw);
+  };
+  // 8192 rows of 8 fp32 (32 B), half of them into 4 hot rows: the 4 rows (128 B) lie in one
+  // 512-B region, so 4096 adds run one after another, each 30 cycles + 32 B at 128 B/cycle:
+  // 4096 x 30.25 = 123904 cycles. A core's stores, index and vector work (in series) wait for
+  // them: their sum over the core's tiles is the chain, and no conflict estimate on top.
+  const OpCost base = uss("8192,8;8192", "4096,8", nullptr);
+  const OpCost hot = uss("8192,8;8192", "4096,8", "0.5");
+  REQUIRE(hot.block_dim == 8);
+  REQUIRE(hot.tiles % 8 == 0);
+  CHECK(hot.pipes.mte3_us + hot.pipes.scalar_us + hot.pipes.vector_us ==
+        Approx(4096 * 30.25 / 1000.0));
+  CHECK(hot.critical_path.conflict_us == 0);
+  CHECK(base.duration_us < hot.duration_us - 50);
+  // The same ids with rows of 80 fp32 (320 B): a region holds 2 of the 4 hot rows, so its chain
+  // is 2048 adds x (30 + 320 / 128) = 66560 cycles, shorter than a core's own 1024 rows at the
+  // one-row rate (1024 x (320 / 4 + 12) = 94208 cycles of stores alone): no change.
+  const OpCost wide = uss("8192,80;8192", "4096,80", nullptr);
+  const OpCost wide_hot = uss("8192,80;8192", "4096,80", "0.5");
+  CHECK(wide_hot.duration_us == Approx(wide.duration_us));
+  // Without the chip's constants there is no chain to wait for.
+  hw.memory.atomic_add_cycles = 0;
+  CHECK(uss("8192,8;8192", "4096,8", "0.5").duration_us == Approx(base.duration_us));
+}
+
 TEST_CASE(
     "AI CPU ops pay dispatch and run at scalar speed, and dynamic shapes add a host round trip",
     "[mechanism][aicpu]") {
