@@ -14,6 +14,7 @@
 #include "app/common.h"
 #include "app/profile_input.h"
 #include "model/cross_validation.h"
+#include "model/error.h"
 #include "model/text.h"
 #include "model/toml_reader.h"
 
@@ -38,10 +39,40 @@ struct CrossValArgs {
   double ridge_alpha = 1;
 };
 
+// Attributes of a run's ops that come from its input data, which profiles do not record (how
+// concentrated a scatter's ids are, for example): given to every row of `type`. The data's keys
+// only; each rule must match a row, so a misspelt type is an error, not a silent no-op.
+struct DataAttrRule {
+  std::string type;
+  std::vector<std::pair<std::string, std::string>> attrs;
+  SourcePos pos;
+};
+
 struct RunDef {
   std::string name, workload, hw;
   std::vector<std::string> paths;
+  std::vector<DataAttrRule> data_attrs;
 };
+
+// [[run.data_attrs]]: type, why (the data fact the values come from) and the attributes. Ratios
+// lie in [0, 1]; a hot-row count is at least 1.
+DataAttrRule read_data_attrs(TableReader& t) {
+  DataAttrRule r;
+  r.pos = t.pos();
+  r.type = t.string("type");
+  if (t.string("why").empty()) t.fail("why", "say which fact of the input data gives the values");
+  const auto add = [&](const char* key, double lo, double hi) {
+    if (const auto v = t.optional_number(key, lo, hi)) r.attrs.emplace_back(key, fmt::format("{}", *v));
+  };
+  add("index_dup_ratio", 0, 1);
+  add("index_hot_share", 0, 1);
+  add("index_hot_rows", 1, 1e18);
+  if (r.attrs.empty()) {
+    t.fail_table("no attribute given (index_dup_ratio, index_hot_share, index_hot_rows)");
+  }
+  t.finish();
+  return r;
+}
 
 // True when one of two canonical paths is the other or a folder holding it: the profiles under
 // the inner one would be read by both.
@@ -54,7 +85,7 @@ bool overlaps(const fs::path& a, const fs::path& b) {
 }
 
 // The corpus file: `root` (relative to the file) and [[run]] tables with name, workload, hw,
-// paths (relative to root).
+// paths (relative to root) and optional [[run.data_attrs]].
 std::vector<RunDef> read_corpus(const std::string& file) {
   const TomlFile doc = parse_toml_file(file);
   TableReader top(doc);
@@ -93,6 +124,7 @@ std::vector<RunDef> read_corpus(const std::string& file) {
       d.paths.push_back(full.string());
     }
     if (d.paths.empty()) t.fail("paths", fmt::format("run '{}' has no paths", d.name));
+    for (TableReader a : t.table_array("data_attrs")) d.data_attrs.push_back(read_data_attrs(a));
     t.finish();
     out.push_back(std::move(d));
   }
@@ -111,6 +143,21 @@ CvRun load_run(const RunDef& d, std::string& note) {
   r.clock_measured = ps.chip.clock_known;
   r.samples = ps.samples;
   for (auto& s : r.samples) s.group = d.name;
+  for (const DataAttrRule& rule : d.data_attrs) {
+    std::size_t matched = 0;
+    for (auto& s : r.samples) {
+      if (s.op.type != rule.type) continue;
+      ++matched;
+      for (const auto& [k, v] : rule.attrs) {
+        std::erase_if(s.op.attrs, [&k](const auto& kv) { return kv.first == k; });
+        s.op.attrs.emplace_back(k, v);
+      }
+    }
+    if (matched == 0) {
+      throw InputError(rule.pos, fmt::format("run '{}': data_attrs type '{}' matches no row of its "
+                                             "profiles", d.name, rule.type));
+    }
+  }
   infer_l2_hits(r.samples, r.spec);
   return r;
 }

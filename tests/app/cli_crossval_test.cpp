@@ -173,6 +173,86 @@ TEST_CASE("cross-validate: a bad corpus file is an error at its line", "[cli][cr
   CHECK(r.err.find("needs at least two runs") != std::string::npos);
 }
 
+namespace {
+// The uncalibrated prediction of the first row of `type` in a --rows CSV.
+double uncalibrated_of(const fs::path& csv, const std::string& type) {
+  std::ifstream in(csv);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find("," + type + ",") == std::string::npos) continue;
+    const std::size_t last = line.rfind(',');
+    const std::size_t uncal = line.rfind(',', last - 1);
+    return std::stod(line.substr(uncal + 1, last - uncal - 1));
+  }
+  return -1;
+}
+
+// Two one-rank torch_npu runs on the 910 under `dir`, each an Add and DeepFM's embedding-gradient
+// scatter (32-byte fp32 rows), and a corpus over them with `rules` after the first run.
+fs::path scatter_corpus(const std::string& name, const std::string& rules) {
+  const fs::path dir = fs::temp_directory_path() / ("npusim_cli_cv_" + name);
+  fs::remove_all(dir);
+  std::string header;
+  std::getline(std::ifstream(std::string(NPUSIM_TEST_DATA_DIR) +
+                             "/profiles/torch_cann83/rank_0_ascend_pt/ASCEND_PROFILER_OUTPUT/"
+                             "kernel_details.csv"),
+               header);
+  const std::string tail(26, ',');  // the pipe columns, empty
+  for (const char* run : {"a", "b"}) {
+    const fs::path out = dir / run / "ASCEND_PROFILER_OUTPUT";
+    fs::create_directories(out);
+    std::ofstream(out / "kernel_details.csv")
+        << header << "\n"
+        << "1,0,0,1,2,add,Add,static,AI_CORE,100.0,30.0,0,32,0,NO,\"4096,1024;4096,1024\",FLOAT16;"
+           "FLOAT16,ND;ND,\"4096,1024\",FLOAT16,ND,N/A" << tail << "\n"
+        << "1,0,0,2,2,uss,UnsortedSegmentSum,static,AI_CORE,200.0,4000.0,0,30,0,NO,\"12000,39,8;"
+           "12000,39\",FLOAT;INT32,ND;ND,\"184965,8\",FLOAT,ND,N/A" << tail << "\n";
+  }
+  const fs::path f = dir / "corpus.toml";
+  std::ofstream(f) << "root = \".\"\n[[run]]\nname = \"a\"\nworkload = \"a\"\nhw = \"ascend910\"\n"
+                   << "paths = [\"a\"]\n" << rules
+                   << "\n[[run]]\nname = \"b\"\nworkload = \"b\"\nhw = \"ascend910\"\npaths = [\"b\"]\n";
+  return f;
+}
+}  // namespace
+
+TEST_CASE("cross-validate: [[run.data_attrs]] gives a run's ops of one type its data's attributes",
+          "[cli][crossval]") {
+  // A third of the scatter's adds into 13 rows that share one atomic region: the chain of adds
+  // makes it several times slower than with the ids spread (no attributes).
+  const std::string rule = "\n[[run.data_attrs]]\ntype = \"UnsortedSegmentSum\"\nwhy = \"crafted\"\n";
+  const auto uncal = [](const fs::path& c) {
+    const fs::path csv = c.parent_path() / "rows.csv";
+    const auto r = run_cli("cross-validate '" + c.string() + "' --seeds 0 --no-lowo --rows '" +
+                           csv.string() + "'");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return uncalibrated_of(csv, "UnsortedSegmentSum");
+  };
+  const double plain = uncal(scatter_corpus("attr_none", ""));
+  const double hot =
+      uncal(scatter_corpus("attr_hot", rule + "index_hot_share = 0.333333\nindex_hot_rows = 13\n"));
+  REQUIRE(plain > 0);
+  CHECK(hot > 3 * plain);
+
+  // A type no row of the run has is an error at the rule, not a silent no-op; so are a missing
+  // reason, a ratio out of range, a key that is not a data attribute and a rule without one.
+  const auto bad = [](const std::string& name, const std::string& r, const std::string& msg) {
+    const auto out = run_cli("cross-validate '" + scatter_corpus(name, r).string() + "' --seeds 0");
+    CHECK(out.exit_code == 2);
+    CHECK(out.err.find("corpus.toml:") != std::string::npos);
+    CHECK(out.err.find(msg) != std::string::npos);
+    CHECK(out.out.empty());
+  };
+  bad("attr_type", "\n[[run.data_attrs]]\ntype = \"ScatterAdd\"\nwhy = \"x\"\nindex_hot_rows = 2\n",
+      "data_attrs type 'ScatterAdd' matches no row");
+  bad("attr_why", "\n[[run.data_attrs]]\ntype = \"Add\"\nwhy = \"\"\nindex_dup_ratio = 1\n",
+      "which fact of the input data");
+  bad("attr_range", rule + "index_hot_share = 1.5\n", "index_hot_share");
+  bad("attr_key", rule + "index_dup_ratio = 1\nl2_hit_ratio = 0.5\n", "l2_hit_ratio");
+  bad("attr_empty", rule, "no attribute given");
+}
+
 TEST_CASE("on the shared corpus, the leave-one-run-out figures stay within the recorded baseline",
           "[cli][crossval][real]") {
   const fs::path shared = fs::path(NPUSIM_SHARED_PROFILES_DIR);
