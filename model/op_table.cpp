@@ -132,12 +132,6 @@ std::vector<OpKindInfo> build_table() {
   // vadd(dy, .), vadd(., addend) and vmul(., scale): four binary passes.
   ew("BNTrainingReduceGrad", {VC::kBinary, VC::kBinary, VC::kBinary, VC::kBinary});
   t.back().fp32_compute = true;
-  // TBE's bn_grad_reduce schedule (an elewise block tiling over NC1HWC0) deals whole images:
-  // block dim min(N, 30) on 273 of the 274 rows of the 910 CNN runs, and per shape the batch-32
-  // time is 1.8-2.0 times the batch-16 one on every map ([32,4,147,147,16] 518.3 us on 30 blocks,
-  // [16,4,147,147,16] 260.8 us on 16: two images on two of the cores; docs/accuracy_mechanisms.md,
-  // "Session 16: the BN input gradient deals whole images")
-  t.back().whole_images = true;
   // relu's gradient selects dy or 0 by ReLUV2's packed mask (one bit per element, uint8): the
   // TBE compute (relu_grad_v2.py) is one vsel in bit mode, costed per repeat as mask_select
   ew("ReluGradV2", {VC::kMaskSelect});
