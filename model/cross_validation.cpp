@@ -4,9 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <numeric>
 #include <set>
@@ -15,7 +12,6 @@
 #include "model/key_hash.h"
 
 namespace npusim {
-extern std::string g_fold_label;  // TEMP (bn16)
 
 namespace {
 
@@ -59,30 +55,7 @@ TransferFit fit_on(const std::vector<CvRun>& runs, const std::vector<bool>& trai
   for (std::size_t j = 0; j < runs.size(); ++j) {
     if (train[j]) groups.push_back(group_of(runs[j], all_rows(runs[j])));
   }
-  {
-    std::string lbl;
-    for (std::size_t j = 0; j < runs.size(); ++j)
-      if (!train[j]) lbl += runs[j].name + "+";
-    g_fold_label = lbl;
-  }
-  TransferFit f = fit_transfer(groups, o);
-  if (const char* d = std::getenv("NPUSIM_DUMP_FIT")) {  // TEMP instrumentation (bn16)
-    std::string held;
-    std::size_t n_held = 0;
-    for (std::size_t j = 0; j < runs.size(); ++j) {
-      if (!train[j]) { held += runs[j].name + "+"; ++n_held; }
-    }
-    if (n_held != 1) held = "LOWO:" + held;
-    std::FILE* fp = std::fopen(d, "a");
-    if (fp) {
-      for (const auto& [k, v] : f.kernel) std::fprintf(fp, "%s,kernel,%s,%.6f\n", held.c_str(), k.c_str(), std::exp(v));
-      for (const auto& [c, m] : f.chip)
-        for (const auto& [k, v] : m) std::fprintf(fp, "%s,%s,%s,%.6f\n", held.c_str(), c.c_str(), k.c_str(), std::exp(v));
-      std::fprintf(fp, "%s,meta,kept_spec,%d\n", held.c_str(), f.kept_spec ? 1 : 0);
-      std::fclose(fp);
-    }
-  }
-  return f;
+  return fit_transfer(groups, o);
 }
 
 // The learned correction of one fold: trained on `rows[j]` of each run j with rows, each

@@ -1,6 +1,3 @@
-#include <array>
-#include <cstdio>
-#include <cstdlib>
 #include "model/transfer_fit.h"
 
 #include "model/lm_step.h"
@@ -20,7 +17,6 @@
 #include "model/key_hash.h"
 
 namespace npusim {
-std::string g_fold_label;  // TEMP (bn16)
 
 namespace {
 
@@ -330,38 +326,6 @@ TransferFit fit_transfer(const std::vector<FitGroup>& groups, const TransferOpti
     if (rel < 1e-5) break;  // converged
   }
 
-  if (const char* dp = std::getenv("NPUSIM_DUMP_PULL")) {  // TEMP instrumentation (bn16)
-    // per (key, run, type): the rows' pull on each fitted factor at the solution, sum of
-    // w r dr/du (the gradient's share; negative: the rows want the factor up)
-    std::FILE* fp = std::fopen(dp, "a");
-    if (fp) {
-      Eigen::VectorXd w(n);
-      for (Eigen::Index k = 0; k < n; ++k) w[k] = sw[k] * sw[k] / (1.0 + (r[k] / c) * (r[k] / c));
-      for (Eigen::Index a = 0; a < na; ++a) {
-        const Param& p = active[static_cast<std::size_t>(a)];
-        Eigen::VectorXd up = u;
-        up[a] += h_step;
-        const std::string* only = p.scope == ParamScope::kChip ? &p.chip : nullptr;
-        const Eigen::VectorXd j = (prob.residuals(fit_rows, up, &r, only) - r) / h_step;
-        std::map<std::pair<std::string, std::string>, std::array<double, 4>> agg;
-        for (Eigen::Index k = 0; k < n; ++k) {
-          if (std::abs(j[k]) < 1e-6) continue;
-          const Row& row = *fit_rows[static_cast<std::size_t>(k)];
-          auto& e = agg[{groups[row.group].run, row.sample.op.type}];
-          e[0] += w[k] * r[k] * j[k];
-          e[1] += sw[k] * sw[k] * j[k];
-          e[2] += sw[k] * sw[k];
-          e[3] += sw[k] * sw[k] * r[k];
-        }
-        for (const auto& [kk, e] : agg) {
-          std::fprintf(fp, "%s,%s%s%s,%.6f,%s,%s,%.6g,%.6g,%.6g,%.6g\n", g_fold_label.c_str(),
-                       p.chip.c_str(), p.chip.empty() ? "" : ":", p.key.c_str(), std::exp(u[a]),
-                       kk.first.c_str(), kk.second.c_str(), e[0], e[1], e[2], e[3]);
-        }
-      }
-      std::fclose(fp);
-    }
-  }
   // Spec or fit: decided on the held-out shape keys.
   const Eigen::VectorXd zero = Eigen::VectorXd::Zero(na);
   const auto [spec_pool, spec_median] =
