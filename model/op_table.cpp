@@ -120,18 +120,28 @@ std::vector<OpKindInfo> build_table() {
       VC::kTranscendental, VC::kUnary, VC::kUnary, VC::kBinary});
   // relu that also writes its mask (a compare), and the gradient that selects by it
   ew("ReLUV2", {VC::kUnary, VC::kBinary});
+  t.back().relu_mask = true;
   // Batch-norm apply over NC1HWC0 with per-channel statistics, in fp32 (bn_training_update.py
   // casts fp16 x). The TBE compute (CANN bn_training_update.py, bn_training_update_compute)
   // folds mean, rsqrt(var), scale and offset into a per-channel multiplier and addend, so the
   // full-size work is vmul(multiplier, x) and vadd(., addend); the statistics are per channel.
   ew("BNTrainingUpdate", {VC::kBinary, VC::kBinary});
   t.back().fp32_compute = true;
+  // fused with ReLUV2, its tiles whose bit mask is not whole 32-byte blocks run in series
+  // (bn_update_schedule.py's tile; model/cost/bn_schedules.cpp)
+  t.back().bn_apply = true;
   // Its input gradient dx = scale * rsqrt(var) * (dy - (diff_offset + x_hat * diff_scale) / N),
   // in fp32. The TBE compute (CANN bn_training_reduce_grad.py) folds the per-channel terms into a
   // multiplier, an addend and a scale, so the full-size work is vmul(multiplier, x),
   // vadd(dy, .), vadd(., addend) and vmul(., scale): four binary passes.
   ew("BNTrainingReduceGrad", {VC::kBinary, VC::kBinary, VC::kBinary, VC::kBinary});
   t.back().fp32_compute = true;
+  // TBE's bn_grad_reduce schedule (an elewise block tiling over NC1HWC0) deals whole images:
+  // block dim min(N, 30) on 273 of the 274 rows of the 910 CNN runs, and per shape the batch-32
+  // time is 1.8-2.0 times the batch-16 one on every map ([32,4,147,147,16] 518.3 us on 30 blocks,
+  // [16,4,147,147,16] 260.8 us on 16: two images on two of the cores; docs/accuracy_mechanisms.md,
+  // "Session 16")
+  t.back().whole_images = true;
   // relu's gradient selects dy or 0 by ReLUV2's packed mask (one bit per element, uint8): the
   // TBE compute (relu_grad_v2.py) is one vsel in bit mode, costed per repeat as mask_select
   ew("ReluGradV2", {VC::kMaskSelect});
@@ -220,6 +230,10 @@ std::vector<OpKindInfo> build_table() {
   red("BNTrainingUpdateGrad", R::kReduce,
       {VC::kBinary, VC::kBinary, VC::kBinary, VC::kReduce, VC::kReduce});
   t.back().fp32_compute = true;  // bn_training_update_grad.py casts fp16 inputs to fp32
+  // below the core count in both N and C1, the atomic reduce schedule: one image a core, tiles
+  // of whole rows dividing H (the batch-16 rows of the 910 CNN runs: 0.34-0.39 ns an element on
+  // ResNet's maps, 0.61-0.68 on Inception's prime 71 and 73, where a tile is one row)
+  t.back().atomic_rows = true;
   red("BiasAddGrad", R::kReduce, {VC::kReduce});
   // LayerNorm's dgamma, dbeta: dy * x_hat, then the sums of it and of dy
   for (auto n : {"LayerNormBetaGammaBackpropV2", "LayerNormBetaGammaBackprop"}) {
@@ -387,6 +401,7 @@ const OpKindInfo* fusion_kind(Index& idx, const std::string& key, std::string_vi
   const bool cube = info.family == F::kCube;
   for (const OpKindInfo* k : parts) {
     info.fp32_compute = info.fp32_compute || k->fp32_compute;
+    info.relu_mask = info.relu_mask || k->relu_mask;
     if (k == main) continue;
     for (std::uint8_t i = 0; i < k->pass_count; ++i) {
       auto& passes = cube ? info.epilogue : info.passes;

@@ -54,6 +54,16 @@ struct OpKindInfo {
   /// core runs ceil(N / block dim) images (model/cost/launch_waves.cpp). For a fusion, set when
   /// its main op does.
   bool whole_images = false;
+  /// Writes ReLUV2's packed bit mask (one bit an element, uint8). For a fusion, set when any
+  /// part does.
+  bool relu_mask = false;
+  /// The TBE BN apply (bn_update_schedule.py): fused with ReLUV2 (relu_mask), a UB tile whose
+  /// mask is not a whole number of 32-byte blocks runs its load, passes and store in series
+  /// (model/cost/bn_schedules.cpp). For a fusion, set when its main op does.
+  bool bn_apply = false;
+  /// BNTrainingUpdateGrad's atomic reduce schedule below the core count in N and C1: one image a
+  /// core, tiles of whole rows dividing H (model/cost/bn_schedules.cpp).
+  bool atomic_rows = false;
   /// SoftmaxCrossEntropyWithLogits: on the coupled-core parts, TBE's logits_2d schedule
   /// (model/cost/softmax_xent.cpp) rather than the generic row-wise reduction.
   bool logits_2d = false;

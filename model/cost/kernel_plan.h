@@ -118,6 +118,18 @@ void dealt_waves(double parts, int cores, std::int64_t tiles, std::int64_t& wave
 [[nodiscard]] double round_fills(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,
                                  double waves_ideal) noexcept;
 
+/// Whether the BN apply's UB tile over the NC1HWC0 map `y` holds a whole number of 32-byte
+/// blocks of the fused ReLUV2's bit mask (model/cost/bn_schedules.cpp): the tile is
+/// bn_update_schedule.py's get_max_ub_count in fp32 elements, whole rows of one (n, c1) plane,
+/// or the plane when it fits. True when `y` is not a 5-D NC1HWC0 map.
+[[nodiscard]] bool bn_apply_mask_aligned(const TensorDesc& y, const HwSpec& hw) noexcept;
+
+/// BNTrainingUpdateGrad's atomic reduce schedule (model/cost/bn_schedules.cpp): when N and C1
+/// are below `chip_cores` and H, W split no other way, the tiles of whole rows dividing H that
+/// fit `tile_elements` fp32 elements: N x C1 x H / d. 0 when another schedule runs.
+[[nodiscard]] std::int64_t bn_atomic_tiles(const TensorDesc& x, int chip_cores,
+                                           double tile_elements) noexcept;
+
 /// Evaluates a plan: block dim, waves, pipeline, bandwidth cap, critical path, pipes, bound.
 [[nodiscard]] OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,
                               const PredictContext& ctx) noexcept;

@@ -228,6 +228,15 @@ KernelPlan elementwise_plan(const OpDesc& op, const ElementwiseShape& s, const H
       op.outputs[0].shape.size() == 5) {
     p.whole_units = op.outputs[0].shape[0];
   }
+  if (kind.bn_apply && kind.relu_mask) {
+    // the map is the largest output (MindSpore lists the BN apply's statistics before y); its
+    // fused ReLUV2 mask: a tile not a whole number of 32-byte blocks runs in series
+    const TensorDesc* y = nullptr;
+    for (const auto& t : op.outputs) {
+      if (!y || t.elements() > y->elements()) y = &t;
+    }
+    if (y && !bn_apply_mask_aligned(*y, hw)) p.ub_single_buffer = true;
+  }
   return p;
 }
 
@@ -274,7 +283,17 @@ KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const Hw
   } else if (!leading) {
     parallel = saturating_count(e / reduced);
   }
-  const std::int64_t tiles = vector_tiles(e * ds, hw, cores, std::max<std::int64_t>(1, parallel));
+  std::int64_t tiles = vector_tiles(e * ds, hw, cores, std::max<std::int64_t>(1, parallel));
+  std::int64_t atomic_images = 0;
+  if (kind.atomic_rows && leading) {
+    // BNTrainingUpdateGrad's atomic schedule: one image a core, tiles of whole rows dividing H,
+    // sized in the fp32 elements it computes in
+    const std::int64_t at = bn_atomic_tiles(x, hw.chip.vector_cores, ub_tile_bytes(hw) / 4.0);
+    if (at > 0) {
+      tiles = at;
+      atomic_images = x.shape[0];
+    }
+  }
   const double nt = static_cast<double>(tiles);
   const bool scalar = is_int64(x.dtype);
   if (last_axis_reduction) {
@@ -374,6 +393,7 @@ KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const Hw
                                           : flat_transfer(out_elements * out_ds, nt);
   }
   p.tiles = tiles;
+  if (atomic_images > 0) p.whole_units = atomic_images;
   p.flops = e * kind.pass_count;
   return p;
 }

@@ -156,6 +156,30 @@ TEST_CASE("ReluGradV2 deals whole images to the cores: 32 images on 30 cores tak
   CHECK(two.pipes.vector_us == Approx(16.72));
 }
 
+TEST_CASE("BNTrainingReduceGrad deals whole images: 32 images on 30 cores take the time of 32 on "
+          "16, two images a core",
+          "[mechanism][whole_units]") {
+  const HwSpec hw = layout_toy_vector();
+  auto reduce_grad = [&](int n, int cores) {
+    const std::string x = std::to_string(n) + ",1,64,64,16";
+    const std::string c = "1,1,1,1,16";
+    return predict(npusim::test::op_io("BNTrainingReduceGrad",
+                                       x + ";" + x + ";" + c + ";" + c + ";" + c + ";" + c + ";" + c,
+                                       "FLOAT16;FLOAT16;FLOAT;FLOAT;FLOAT;FLOAT;FLOAT",
+                                       "NC1HWC0;NC1HWC0;NC1HWC0;NC1HWC0;NC1HWC0;NC1HWC0;NC1HWC0",
+                                       x, "FLOAT16", "NC1HWC0"),
+                   hw, CoreBudget{0, cores});
+  };
+  const OpCost one = reduce_grad(16, 16);  // one image a core
+  const OpCost thirty = reduce_grad(32, 30);
+  const OpCost sixteen = reduce_grad(32, 16);
+  CHECK(thirty.block_dim == 30);
+  // dealt whole, the two cores with two images set the time: the same as two images on every
+  // one of 16 cores, and about twice one image (an even split would give 32/30 = 1.07 of it)
+  CHECK(thirty.pipes.vector_us == Approx(sixteen.pipes.vector_us).epsilon(0.02));
+  CHECK(thirty.pipes.vector_us / one.pipes.vector_us > 1.8);
+}
+
 TEST_CASE("TransData NCHW to NC1HWC0 reads whole C0 groups of channel planes, not 26-byte rows",
           "[mechanism][transdata]") {
   const HwSpec hw = layout_toy_vector();
