@@ -148,9 +148,10 @@ CvRun load_run(const RunDef& d, std::string& note) {
     for (auto& s : r.samples) {
       if (s.op.type != rule.type) continue;
       ++matched;
-      for (const auto& [k, v] : rule.attrs) {
-        std::erase_if(s.op.attrs, [&k](const auto& kv) { return kv.first == k; });
-        s.op.attrs.emplace_back(k, v);
+      for (const auto& attr : rule.attrs) {
+        const std::string& key = attr.first;
+        std::erase_if(s.op.attrs, [&key](const auto& kv) { return kv.first == key; });
+        s.op.attrs.push_back(attr);
       }
     }
     if (matched == 0) {
