@@ -216,6 +216,7 @@ void Loader::read_model_sections(TableReader& root, bool overlay) {
     s->number("scalar_cycles_per_index", v.scalar_cycles_per_index, kPositive);
     s->number("min_bytes_per_core", v.min_bytes_per_core, kPositive);
     s->number("row_reduce_sync_cycles", v.row_reduce_sync_cycles, kNonNegative);
+    s->optional_number("row_loop_sync_cycles", v.row_loop_sync_cycles, kNonNegative);
     s->integer("ub_buffers", v.ub_buffers, 1);
     s->boolean("bf16_arithmetic", v.bf16_arithmetic);
     s->finish();

@@ -100,6 +100,10 @@ struct VectorSpec {
   /// A row norm (Softmax, LayerNorm over an ND last axis) hands each row's reduced value to
   /// the scalar unit and back before the next pass: cycles per row and reduce pass.
   double row_reduce_sync_cycles = 0;
+  /// A kernel that loops over its rows with scalar operands (OpKindInfo::row_loop_elements)
+  /// waits for the scalar unit and the vector unit in turn: cycles per hand-off (two per row).
+  /// Optional in a spec file (0).
+  double row_loop_sync_cycles = 0;
   int ub_buffers = 0;                    ///< UB split for double-buffered in+out tiles
   /// The vector unit computes on bf16 directly; when false a bf16 kernel converts its operands
   /// to fp32, computes in fp32 and converts the result back.

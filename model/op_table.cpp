@@ -240,9 +240,18 @@ std::vector<OpKindInfo> build_table() {
         {VC::kReduce, VC::kBinary, VC::kMultiplyAdd, VC::kReduce, VC::kTranscendental,
          VC::kMultiplyAdd});
   }
-  for (auto n : {"RmsNorm", "AddRmsNorm", "RmsNormGrad", "L2Normalize"}) {
+  for (auto n : {"RmsNorm", "AddRmsNorm", "L2Normalize"}) {
     red(n, R::kRowwise, {VC::kBinary, VC::kReduce, VC::kTranscendental, VC::kBinary});
   }
+  // RmsNormGrad (ops-nn rms_norm_grad_split_n.h, ComputeMain*): per element, in fp32, x * rstd,
+  // dy * gamma, the row sum of their product (zeroed first), its mean times x * rstd,
+  // subtracted from dy * gamma and times rstd for dx, and dy * x * rstd added into dgamma; a
+  // 16-bit kernel also casts dy * gamma and x * rstd between the dtypes beside its inputs and
+  // output (those three casts the bf16 rule adds)
+  red("RmsNormGrad", R::kRowwise,
+      {VC::kUnary, VC::kBinary, VC::kConvert, VC::kUnary, VC::kBinary, VC::kReduce, VC::kUnary,
+       VC::kBinary, VC::kConvert, VC::kUnary, VC::kBinary, VC::kBinary});
+  t.back().row_loop_elements = 640;  // rms_norm_grad_common.h SMALLD_THRESHOLD
 
   auto mv = [&](std::string_view n, R r, std::initializer_list<VC> p, bool i64 = true) {
     t.push_back(row(n, F::kDataMovement, r, P::kVector, p, i64));

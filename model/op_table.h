@@ -57,6 +57,12 @@ struct OpKindInfo {
   /// SoftmaxCrossEntropyWithLogits: on the coupled-core parts, TBE's logits_2d schedule
   /// (model/cost/softmax_xent.cpp) rather than the generic row-wise reduction.
   bool logits_2d = false;
+  /// A row-wise kernel that loops over its rows with one vector call per pass per row, each
+  /// behind a barrier, once a row's aligned length reaches this many elements (0: never);
+  /// shorter rows run each pass over a batch of rows and one call per row to add the row into
+  /// a per-column sum (Ascend C RmsNormGrad: ComputeMain* vs ComputeMain*SmallD, ops-nn
+  /// rms_norm_grad_common.h SMALLD_THRESHOLD 640).
+  std::uint16_t row_loop_elements = 0;
 };
 
 /// The row for `type` (exact CANN spelling; also accepts the aclnn-prefixed kernel names and

@@ -290,6 +290,19 @@ KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const Hw
         reduces += kind.passes[i] == VectorClass::kReduce ? 1 : 0;
       }
       p.scalar_cycles += rows / nt * reduces * hw.vector.row_reduce_sync_cycles;
+      if (kind.row_loop_elements > 0) {
+        // per-row vector calls (OpKindInfo::row_loop_elements): every pass and cast of a long
+        // row is its own call; a short row's batch adds each row into the column sum once
+        const double aligned = round_up(row_len * ds, hw.memory.block_bytes) / ds;
+        const double calls =
+            aligned >= kind.row_loop_elements ? kind.pass_count + bf16_tensors(op, e) : 1.0;
+        p.vector_cycles += rows / nt * calls * hw.vector.api_overhead_cycles;
+        // a long row's loop reads its rstd on the scalar unit (S->V) and takes its row sum back
+        // from it (ReduceSumFP32_V2, V->S) before the passes that use them
+        if (aligned >= kind.row_loop_elements) {
+          p.scalar_cycles += rows / nt * 2 * hw.vector.row_loop_sync_cycles;
+        }
+      }
     }
   } else if (!leading) {
     // a middle run reduced over kept axes inside it, nothing reduced outside: the old plan
@@ -344,13 +357,20 @@ KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const Hw
       }
     }
   }
-  // Further inputs: full-size ones (BN's x beside dy) stream like the first; small ones (mean,
-  // gamma) are read by every core.
+  // Further inputs: full-size ones (BN's x beside dy, a row norm gradient's x beside dy) stream
+  // like the first, and so do per-row statistics beside a last-axis reduction (RmsNormGrad's
+  // rstd [rows, 1]): each core reads its own rows of them. Small ones (mean, gamma) are read by
+  // every core. (Reading a full-size second input on every core charged the CANN 8.3 llama
+  // profile's RmsNormGrad [4096,1,1024] bf16 345 MB of loads; its aiv_mte2_time is 31 us.)
   double extra_in = 0;
   for (std::size_t i = 1; i < op.inputs.size(); ++i) {
     const TensorDesc& t = op.inputs[i];
-    if (leading && static_cast<double>(t.elements()) == e) {
-      const Transfer full = flat_transfer(t.bytes(), nt);
+    const double te = static_cast<double>(t.elements());
+    const bool per_row = last_axis_reduction && row_len > 1 && te == rows;
+    if (te == e || per_row) {
+      const Transfer full = last_axis_reduction && te == e
+                                ? row_transfer(rows, row_len * dtype_bytes(t.dtype), nt, hw)
+                                : flat_transfer(t.bytes(), nt);
       p.in.bytes += full.bytes;
       p.in.padded_bytes += full.padded_bytes;
       p.in.transfers += full.transfers;
