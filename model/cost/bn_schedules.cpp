@@ -48,14 +48,13 @@ std::int64_t bn_atomic_tiles(const TensorDesc& x, int chip_cores, double tile_el
   if (row > tile_elements) return 0;
   const auto fit = static_cast<std::int64_t>(
       std::min(static_cast<double>(h), std::floor(tile_elements / row)));
-  // the largest divisor of H up to `fit`: divisor pairs up to sqrt(H) (a closed bound: at most
-  // 46341 steps for an int32 H)
-  std::int64_t d = 1;
-  for (std::int64_t i = 1; i * i <= h; ++i) {
-    if (h % i != 0) continue;
-    if (i <= fit) d = std::max(d, i);
-    if (h / i <= fit) d = std::max(d, h / i);
-  }
+  // the largest divisor of H up to `fit`, counted down from `fit`: at most tile_elements / row
+  // steps whatever H is (an absurd H of 1e18 rows must not walk its divisor pairs). A UB above
+  // 16 MiB (no chip's: the 910's is 256 KiB) could make that count large too; the search then
+  // starts at 2^20 rows a tile, a closed bound.
+  constexpr std::int64_t kMaxRows = std::int64_t{1} << 20;
+  std::int64_t d = fit >= h ? h : std::min(fit, kMaxRows);
+  while (d > 1 && h % d != 0) --d;
   return n * c1 * (h / d);
 }
 
