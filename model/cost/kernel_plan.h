@@ -124,6 +124,10 @@ void dealt_waves(double parts, int cores, std::int64_t tiles, std::int64_t& wave
 /// or the plane when it fits. True when `y` is not a 5-D NC1HWC0 map.
 [[nodiscard]] bool bn_apply_mask_aligned(const TensorDesc& y, const HwSpec& hw) noexcept;
 
+/// The BN apply's core split at N >= `chip_cores` (bn_update_schedule.py's cut_batch): each
+/// core takes whole images; returns N then, 0 otherwise (model/cost/bn_schedules.cpp).
+[[nodiscard]] std::int64_t bn_apply_whole_images(const TensorDesc& y, const HwSpec& hw) noexcept;
+
 /// BNTrainingUpdateGrad's atomic reduce schedule (model/cost/bn_schedules.cpp): when N and C1
 /// are below `chip_cores` and H, W split no other way, the tiles of whole rows dividing H that
 /// fit `tile_elements` fp32 elements: N x C1 x H / d. 0 when another schedule runs.

@@ -228,14 +228,18 @@ KernelPlan elementwise_plan(const OpDesc& op, const ElementwiseShape& s, const H
       op.outputs[0].shape.size() == 5) {
     p.whole_units = op.outputs[0].shape[0];
   }
-  if (kind.bn_apply && kind.relu_mask) {
-    // the map is the largest output (MindSpore lists the BN apply's statistics before y); its
-    // fused ReLUV2 mask: a tile not a whole number of 32-byte blocks runs in series
+  if (kind.bn_apply) {
+    // the map is the largest output (MindSpore lists the BN apply's statistics before y)
     const TensorDesc* y = nullptr;
     for (const auto& t : op.outputs) {
       if (!y || t.elements() > y->elements()) y = &t;
     }
-    if (y && !bn_apply_mask_aligned(*y, hw)) p.ub_single_buffer = true;
+    // its fused ReLUV2 mask: a tile not a whole number of 32-byte blocks runs in series
+    if (kind.relu_mask && y && !bn_apply_mask_aligned(*y, hw)) p.ub_single_buffer = true;
+    if (y) {
+      const std::int64_t whole = bn_apply_whole_images(*y, hw);
+      if (whole > 0) p.whole_units = whole;
+    }
   }
   return p;
 }

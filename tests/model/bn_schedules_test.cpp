@@ -83,3 +83,40 @@ TEST_CASE("BNTrainingUpdateGrad's atomic schedule: one image a core, tiles of wh
   const OpCost p73 = upd(73), p72 = upd(72);
   CHECK(p73.duration_us / (73.0 * 73.0) > 1.3 * p72.duration_us / (72.0 * 72.0));
 }
+
+TEST_CASE("the BN apply at N >= cores deals whole images when a plane is more than a tile",
+          "[mechanism][bn_schedules]") {
+  HwSpec hw = npusim::test::toy_vector_chip();
+  hw.chip.ub_bytes = 262144;  // the tile: 5376 fp32 elements
+  hw.chip.vector_cores = 30;
+  hw.chip.cube_cores = 30;
+  // cut_batch: 35 x 35 x 16 = 19600 elements a plane, past the tile: N whole images
+  CHECK(cost::bn_apply_whole_images(map(32, 4, 35, 35), hw) == 32);
+  CHECK(cost::bn_apply_whole_images(map(32, 8, 28, 28), hw) == 32);   // 12544
+  CHECK(cost::bn_apply_whole_images(map(30, 2, 149, 149), hw) == 30);
+  // a plane that fits a tile (17 x 17 x 16 = 4624): the even split stays
+  CHECK(cost::bn_apply_whole_images(map(32, 12, 17, 17), hw) == 0);
+  CHECK(cost::bn_apply_whole_images(map(32, 32, 7, 7), hw) == 0);
+  // N below the cores: the C1 split
+  CHECK(cost::bn_apply_whole_images(map(16, 4, 35, 35), hw) == 0);
+  TensorDesc nd = map(32, 4, 35, 35);
+  nd.format = Format::kND;
+  CHECK(cost::bn_apply_whole_images(nd, hw) == 0);
+
+  // in a prediction on 30 blocks: [32,4,35,35,16] deals 2 images (8 planes) to a core, the
+  // work a core of [60,4,35,35,16] does, where an even split of 128 planes would give
+  // ceil(128/30) = 5 planes, about 30 images' 4 (the launch's fixed part aside)
+  const auto apply = [&](std::int64_t n) {
+    const std::string s = std::to_string(n) + ",4,35,35,16";
+    const std::string c = "1,4,1,1,16";
+    return predict(npusim::test::op_io("BNTrainingUpdate",
+                                       s + ";" + c + ";" + c + ";" + c + ";" + c,
+                                       "FLOAT16;FLOAT;FLOAT;FLOAT;FLOAT",
+                                       "NC1HWC0;NC1HWC0;NC1HWC0;NC1HWC0;NC1HWC0", s, "FLOAT16",
+                                       "NC1HWC0"),
+                   hw, CoreBudget{0, 30});
+  };
+  const OpCost p32 = apply(32), p30 = apply(30), p60 = apply(60);
+  CHECK(p32.duration_us == Approx(p60.duration_us).epsilon(0.01));
+  CHECK(p32.duration_us > 1.3 * p30.duration_us);
+}
