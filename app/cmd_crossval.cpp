@@ -377,7 +377,7 @@ void register_crossval(CLI::App& app) {
       "cross-validate",
       "Leave-one-run-out and leave-one-workload-out error of the model, calibrated and not, on a "
       "corpus of profiles");
-  sub->add_option("corpus", a->corpus, "corpus TOML: root and [[run]] name, workload, hw, paths")
+  sub->add_option("corpus", a->corpus, "corpus TOML: root and [[run]] name, workload, hw, paths (and [[run.data_attrs]])")
       ->required();
   sub->add_option("--workload", a->only, "only the runs of these workloads");
   sub->add_flag("--no-lowo", a->no_lowo, "skip leave-one-workload-out");
