@@ -234,16 +234,18 @@ KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int 
   // core's stores, index and vector work (in series: one buffer) take at least the chain. Where
   // it binds, the stores are slowed to that and the chain replaces the duplicate-ratio conflict
   // estimate; where it does not, nothing changes.
-  const double chain = segment_op ? hot_region_chain_cycles(op, f.attrs, rows, row_bytes, hw) : 0;
-  const double store_floor = chain / std::max(1.0, nt / concurrent) - p.scalar_cycles -
-                             p.vector_cycles - p.out.transfers * hw.memory.mte3_setup_cycles;
-  const double chain_factor =
-      chain > 0 && store_floor > 0 && hw.memory.gm_write_bytes_per_cycle > 0
-          ? row_out_bytes / (hw.memory.gm_write_bytes_per_cycle * store_floor)
-          : row_factor;
-  if (chain_factor < row_factor) {  // the chain binds
-    row_factor = chain_factor;
-    p.out.conflict_weight = 0;
+  if (const double chain =
+          segment_op ? hot_region_chain_cycles(op, f.attrs, rows, row_bytes, hw) : 0;
+      chain > 0 && hw.memory.gm_write_bytes_per_cycle > 0) {
+    const double store_floor = chain / std::max(1.0, nt / concurrent) - p.scalar_cycles -
+                               p.vector_cycles - p.out.transfers * hw.memory.mte3_setup_cycles;
+    const double chain_factor =
+        store_floor > 0 ? row_out_bytes / (hw.memory.gm_write_bytes_per_cycle * store_floor)
+                        : row_factor;
+    if (chain_factor < row_factor) {  // the chain binds
+      row_factor = chain_factor;
+      p.out.conflict_weight = 0;
+    }
   }
   p.ub_single_buffer = true;
   // ops that create their output (ScatterNd, EmbeddingDenseGrad) zero it first.

@@ -25,6 +25,7 @@ struct ElementwiseShape {
   bool scalar = false;      ///< int64 data on the scalar unit
   int casts = 0;            ///< tensors widened to fp32
   DType out_dtype = DType::kFloat16;
+  int main_output = -1;     ///< index of the largest output, which sets the extent (-1: none)
   std::uint32_t warnings = 0;
 };
 [[nodiscard]] ElementwiseShape elementwise_shape(const OpDesc& op) noexcept;

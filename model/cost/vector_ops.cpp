@@ -115,8 +115,11 @@ ElementwiseShape elementwise_shape(const OpDesc& op) noexcept {
   // The largest output sets the extent: MindSpore lists BNTrainingUpdate's per-channel
   // statistics ([1,C1,1,1,C0]) before y.
   const TensorDesc* main_out = nullptr;
-  for (const auto& t : op.outputs) {
-    if (!main_out || t.elements() > main_out->elements()) main_out = &t;
+  for (std::size_t i = 0; i < op.outputs.size(); ++i) {
+    if (!main_out || op.outputs[i].elements() > main_out->elements()) {
+      main_out = &op.outputs[i];
+      s.main_output = static_cast<int>(i);
+    }
   }
   if (main_out) {
     e = product(main_out->shape);
@@ -228,18 +231,12 @@ KernelPlan elementwise_plan(const OpDesc& op, const ElementwiseShape& s, const H
       op.outputs[0].shape.size() == 5) {
     p.whole_units = op.outputs[0].shape[0];
   }
-  if (kind.bn_apply) {
-    // the map is the largest output (MindSpore lists the BN apply's statistics before y)
-    const TensorDesc* y = nullptr;
-    for (const auto& t : op.outputs) {
-      if (!y || t.elements() > y->elements()) y = &t;
-    }
+  if (kind.bn_apply && s.main_output >= 0) {
+    // the map y is the largest output (MindSpore lists the BN apply's statistics before it)
+    const TensorDesc& y = op.outputs[static_cast<std::size_t>(s.main_output)];
     // its fused ReLUV2 mask: a tile not a whole number of 32-byte blocks runs in series
-    if (kind.relu_mask && y && !bn_apply_mask_aligned(*y, hw)) p.ub_single_buffer = true;
-    if (y) {
-      const std::int64_t whole = bn_apply_whole_images(*y, hw);
-      if (whole > 0) p.whole_units = whole;
-    }
+    if (kind.relu_mask && !bn_apply_mask_aligned(y, hw)) p.ub_single_buffer = true;
+    if (const std::int64_t whole = bn_apply_whole_images(y, hw); whole > 0) p.whole_units = whole;
   }
   return p;
 }
