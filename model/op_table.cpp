@@ -122,18 +122,18 @@ std::vector<OpKindInfo> build_table() {
      {VC::kUnary, VC::kUnary, VC::kBinary, VC::kBinary, VC::kUnary, VC::kUnary, VC::kBinary,
       VC::kTranscendental, VC::kTranscendental, VC::kTranscendental, VC::kUnary,
       VC::kTranscendental, VC::kUnary, VC::kUnary, VC::kBinary});
-  // Its 4 inputs, 3 outputs and the intermediates live at once leave UB no room for a second
-  // buffer, so each tile loads, computes and stores in turn: the large rows take 6.7 us + 60.8
-  // ps an element on 30 blocks (768x768 fp32 42.6 us, 3072x768 150.1, 21128x768 975; MindSpore
-  // bert on the 910), where the 28 bytes an element at the ~1 TB/s the memory-bound kernels of
-  // the same runs reach take 28 ps and the passes the rest: they add up, they do not overlap
-  // (docs/accuracy_mechanisms.md, "Session 17").
-  t.back().ub_serial = true;
+  // (Its tiles in series as well, ub_serial, fit its rows: 6.7 us + 60.8 ps an element on 30
+  // blocks, the 28 bytes an element at ~1 TB/s and the passes added, not overlapped. Measured in
+  // session 17 and not kept: the fitted transcendental factor, which these rows held at ~3 x its
+  // spec, falls by 6-25 % in every fold and llama's held-out step total goes -7.7 -> -10.5 %;
+  // docs/accuracy_mechanisms.md, "Session 17".)
   // LAMB's weight step (lamb_apply_weight_assign.py): the trust ratio from the two norms on
   // their [1] shape, then over the full shape the broadcast learning rate and ratio (two
-  // vector_dup), vmul, vmul and vsub: two scalar-operand and three binary passes. Its tiles run
-  // in series too: 768x768 fp32 (three 2.36 MB streams) takes 11.8 us and 3072x768 31.9, where
-  // the bytes alone at the HBM rate take 7.5 and 30 (MindSpore bert on the 910).
+  // vector_dup), vmul, vmul and vsub: two scalar-operand and three binary passes. Each tile's
+  // load, passes and store run in series (ub_serial): 768x768 fp32 (three 2.36 MB streams) takes
+  // 11.8 us on 30 blocks (MindSpore bert on the 910), where a core's 157 KB in at 32 B/cycle,
+  // 79 KB out at 64 and the passes over its 307 repeats take 4.9, 1.2 and 2.5 us at 1 GHz: their
+  // sum and the launch, not the longest of them (docs/accuracy_mechanisms.md, "Session 17").
   ew("LambApplyWeightAssign",
      {VC::kUnary, VC::kBinary, VC::kUnary, VC::kBinary, VC::kBinary});
   t.back().ub_serial = true;

@@ -68,7 +68,7 @@ struct OpKindInfo {
   /// (model/cost/softmax_xent.cpp) rather than the generic row-wise reduction.
   bool logits_2d = false;
   /// The kernel keeps so many full-size tensors live in UB that its schedule does not
-  /// double-buffer: each tile's loads, passes and stores run in series (LAMB's TBE compute).
+  /// double-buffer: each tile's loads, passes and stores run in series (LAMB's weight step).
   bool ub_serial = false;
 };
 

@@ -54,7 +54,7 @@ TEST_CASE("SquareSumV2 writes its square beside the sum", "[mechanism][reduction
   CHECK(c2.pipes.vector_us == Approx(c1.pipes.vector_us));
 }
 
-TEST_CASE("LAMB's kernels run each UB tile's load, passes and store in series", "[mechanism][elementwise]") {
+TEST_CASE("LAMB's weight step runs each UB tile's load, passes and store in series", "[mechanism][elementwise]") {
   HwSpec hw = npusim::test::toy_vector_chip();  // 1000 MHz, binary 2 cycles, other classes 1
   hw.chip.ub_bytes = 65536;
   hw.vector.ub_buffers = 4;  // 16 KiB tiles
