@@ -66,7 +66,7 @@ TEST_CASE("LAMB's weight step runs each UB tile's load, passes and store in seri
   // B/cycle with 12 setup, 268 cycles: 2049.1875 cycles, twice in series 4.098375 us. With the
   // head (300 + 16 cycles) and the first-transfer latencies of two read streams and one write
   // stream (2 x 1400 + 300 cycles): 0.316 + 4.098375 + 3.1 = 7.514375 us. Double-buffered, the
-  // second tile would cost only its longest stage (the load): 6.623375 us.
+  // second tile would cost only its longest stage (the load): 6.624375 us.
   const OpDesc wa = npusim::test::op_io("LambApplyWeightAssign", "1;1;1;8192;8192",
                                         "FLOAT;FLOAT;FLOAT;FLOAT;FLOAT", "ND;ND;ND;ND;ND", "8192",
                                         "FLOAT", "ND");
