@@ -113,11 +113,30 @@ std::vector<OpKindInfo> build_table() {
   // LAMB's moment updates, bias corrections, sqrt, divide and weight decay, one vector pass per
   // operation of its formula: m' = b1 m + (1-b1) g (2 muls, add), v' = b2 v + (1-b2) g^2 (mul,
   // 2 muls, add), m'/(1-b1^t) and v'/(1-b2^t) (2 divides), m_hat / (sqrt(v_hat) + eps) (sqrt,
-  // add, divide), + decay x var x use_decay (2 muls, add): 7 unary, 4 binary, 4 transcendental
+  // add, divide), + decay x var x use_decay (2 muls, add): 7 unary, 4 binary, 4 transcendental.
+  // (Its TBE compute, lamb_apply_optimizer_assign.py, runs 25: every scalar broadcast to the full
+  // shape, pow(beta, steps) as vexp(steps x vln(beta)). Measured in sessions 9, 15 and 17: they
+  // bring the type to 0.93 held out but lower the fitted transcendental factor for every run,
+  // and the step totals of llama, deepfm and the CNN runs get worse; docs/accuracy_mechanisms.md.)
   ew("LambApplyOptimizerAssign",
      {VC::kUnary, VC::kUnary, VC::kBinary, VC::kBinary, VC::kUnary, VC::kUnary, VC::kBinary,
       VC::kTranscendental, VC::kTranscendental, VC::kTranscendental, VC::kUnary,
       VC::kTranscendental, VC::kUnary, VC::kUnary, VC::kBinary});
+  // (Its tiles in series as well, ub_serial, fit its rows: 6.7 us + 60.8 ps an element on 30
+  // blocks, the 28 bytes an element at ~1 TB/s and the passes added, not overlapped. Measured in
+  // session 17 and not kept: the fitted transcendental factor, which these rows held at ~3 x its
+  // spec, falls by 6-25 % in every fold and llama's held-out step total goes -7.7 -> -10.5 %;
+  // docs/accuracy_mechanisms.md, "Session 17".)
+  // LAMB's weight step (lamb_apply_weight_assign.py): the trust ratio from the two norms on
+  // their [1] shape, then over the full shape the broadcast learning rate and ratio (two
+  // vector_dup), vmul, vmul and vsub: two scalar-operand and three binary passes. Each tile's
+  // load, passes and store run in series (ub_serial): 768x768 fp32 (three 2.36 MB streams) takes
+  // 11.8 us on 30 blocks (MindSpore bert on the 910), where a core's 157 KB in at 32 B/cycle,
+  // 79 KB out at 64 and the passes over its 307 repeats take 4.9, 1.2 and 2.5 us at 1 GHz: their
+  // sum and the launch, not the longest of them (docs/accuracy_mechanisms.md, "Session 17").
+  ew("LambApplyWeightAssign",
+     {VC::kUnary, VC::kBinary, VC::kUnary, VC::kBinary, VC::kBinary});
+  t.back().ub_serial = true;
   // relu that also writes its mask (a compare), and the gradient that selects by it
   ew("ReLUV2", {VC::kUnary, VC::kBinary});
   t.back().relu_mask = true;
@@ -219,9 +238,11 @@ std::vector<OpKindInfo> build_table() {
                  "MaxPoolGradWithArgmaxV2", "AvgPoolGrad", "AvgPoolGradVm", "AvgPoolV2Grad"}) {
     red(n, R::kPoolGrad, {VC::kBinary});
   }
-  // sums of squares over the last axis (SquareSumV2 and the per-channel BN / bias-gradient sums
-  // are left generic: as reductions they predicted 1.3-6 times slow on the 910 corpus)
-  for (auto n : {"SquareSumV1", "LpNormReduceV2", "SquareSumAll"}) {
+  // sums of squares over the last axis (the per-channel BN / bias-gradient sums are left
+  // generic: as reductions they predicted 1.3-6 times slow on the 910 corpus). SquareSumV2
+  // (square_sum_v2.py) is vmul(x, x) and a sum of it, and it also writes the square: a second,
+  // full-size output (model/cost/vector_ops.cpp, reduction_plan).
+  for (auto n : {"SquareSumV1", "SquareSumV2", "LpNormReduceV2", "SquareSumAll"}) {
     red(n, R::kReduce, {VC::kBinary, VC::kReduce});
   }
   // Per-channel gradient sums over NC1HWC0 / FRACTAL_NZ (model/cost/reduce_layout.h): vector

@@ -67,6 +67,9 @@ struct OpKindInfo {
   /// SoftmaxCrossEntropyWithLogits: on the coupled-core parts, TBE's logits_2d schedule
   /// (model/cost/softmax_xent.cpp) rather than the generic row-wise reduction.
   bool logits_2d = false;
+  /// The kernel keeps so many full-size tensors live in UB that its schedule does not
+  /// double-buffer: each tile's loads, passes and stores run in series (LAMB's weight step).
+  bool ub_serial = false;
 };
 
 /// The row for `type` (exact CANN spelling; also accepts the aclnn-prefixed kernel names and

@@ -227,6 +227,8 @@ KernelPlan elementwise_plan(const OpDesc& op, const ElementwiseShape& s, const H
   }
   p.tiles = tiles;
   p.flops = e * kind.pass_count;
+  // a kernel whose live tensors fill UB loads, computes and stores each tile in turn (LAMB)
+  p.ub_single_buffer = kind.ub_serial;
   if (kind.whole_images && !op.outputs.empty() && op.outputs[0].format == Format::kNC1HWC0 &&
       op.outputs[0].shape.size() == 5) {
     p.whole_units = op.outputs[0].shape[0];
@@ -392,6 +394,19 @@ KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const Hw
   } else {
     p.out = kind.role == OpRole::kRowwise ? row_transfer(rows, row_len * out_ds, nt, hw)
                                           : flat_transfer(out_elements * out_ds, nt);
+    // A further output as large as the input (SquareSumV2's x * x beside its sum) is stored
+    // tile by tile like an elementwise result.
+    double full_out = 0;
+    for (std::size_t i = 1; i < op.outputs.size(); ++i) {
+      if (static_cast<double>(op.outputs[i].elements()) == e) full_out += op.outputs[i].bytes();
+    }
+    if (full_out > 0) {
+      const Transfer full = flat_transfer(full_out, nt);
+      p.out.bytes += full.bytes;
+      p.out.padded_bytes += full.padded_bytes;
+      p.out.transfers += full.transfers;
+      p.out.ideal_transfers += full.ideal_transfers;
+    }
   }
   p.tiles = tiles;
   if (atomic_images > 0) p.whole_units = atomic_images;
