@@ -1,5 +1,5 @@
 // Hand-computed cases for vector kernels costed as the passes of their TBE compute
-// (model/op_table.cpp): GeLU's exp-based composition, not one tanh.
+// (model/op_table.cpp): GeLU's exp-based composition, not one tanh; a division in fp32.
 #include <catch2/catch.hpp>
 
 #include "model/predict.h"
@@ -83,4 +83,25 @@ TEST_CASE("LAMB's weight step runs each UB tile's load, passes and store in seri
   CHECK(m.tiles == 2);
   CHECK(m.duration_us < m.critical_path.head_us + 3.1 + m.pipes.vector_us + m.pipes.mte2_us +
                             m.pipes.mte3_us - 0.1);
+}
+
+TEST_CASE("a division computes in fp32: fp16 operands are widened and the quotient narrowed",
+          "[mechanism][elementwise]") {
+  HwSpec hw = npusim::test::toy_vector_chip();  // 1000 MHz, api 22 cycles, convert 1 cycle
+  hw.vector.cycles_per_repeat[static_cast<std::size_t>(VectorClass::kTranscendental)] = 12;
+  const CoreBudget one_vector_core{0, 1};
+  // RealDiv [1,1024] / [1,1024] fp32: 4096 B = 16 repeats, 16 x 12 + 22 = 214 cycles.
+  const OpDesc fp32 = npusim::test::op_io("RealDiv", "1,1024;1,1024", "FLOAT;FLOAT", "ND;ND",
+                                          "1,1024", "FLOAT", "ND");
+  CHECK(predict(fp32, hw, one_vector_core).pipes.vector_us == Approx(0.214));
+  // the same in fp16: the division still runs over 16 fp32 repeats (214 cycles), after widening
+  // both operands and before narrowing the quotient, 3 x (16 x 1 + 22) = 114: 328 cycles, not
+  // the 8 x 12 + 22 = 118 of an fp16 pass
+  const OpDesc fp16 = npusim::test::op_io("RealDiv", "1,1024;1,1024", "FLOAT16;FLOAT16", "ND;ND",
+                                          "1,1024", "FLOAT16", "ND");
+  CHECK(predict(fp16, hw, one_vector_core).pipes.vector_us == Approx(0.328));
+  // a one-element divisor is read by the scalar unit, not widened: 214 + 2 x 38 = 290 cycles
+  const OpDesc by_scalar = npusim::test::op_io("RealDiv", "1,1024;1", "FLOAT16;FLOAT16", "ND;ND",
+                                               "1,1024", "FLOAT16", "ND");
+  CHECK(predict(by_scalar, hw, one_vector_core).pipes.vector_us == Approx(0.290));
 }
