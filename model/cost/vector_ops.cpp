@@ -511,7 +511,8 @@ KernelPlan plan_data_movement(const OpDesc& op, const OpFacts& f, const HwSpec& 
       const bool moves_last_axis = last_in != last_out || kind.role == OpRole::kTransData;
       p.in = row_transfer(static_cast<double>(x.elements()) / last_in, last_in * ds, nt, hw);
       p.out = row_transfer(out_e / last_out, last_out * out_ds, nt, hw);
-      if (kind.role == OpRole::kTransData) {
+      if (kind.role == OpRole::kTransData && !op.outputs.empty() &&
+          (x.format == Format::kFractalNZ || op.outputs[0].format == Format::kFractalNZ)) {
         // ND <-> FRACTAL_NZ (TBE TIK nd_2_nz / nz_2_nd): a last axis that is not a whole number
         // of 32-byte blocks is moved a row per data_move, issued back to back in the kernel's
         // loop. The MTE queue overlaps each one's setup with the transfer before it, so a row
