@@ -26,6 +26,9 @@ struct Transfer {
   double ideal_transfers = 0;   ///< DMA instructions if every row were aligned
   double rate_factor = 1;       ///< multiplies the per-core rate (ND->NZ conversion, strided A)
   double conflict_weight = 0;   ///< 0..1: share of this traffic exposed to same-address conflicts
+  /// Cycles each DMA beyond `ideal_transfers` costs; negative: the chip's MTE setup
+  /// (memory.mte2_setup_cycles / mte3_setup_cycles).
+  double row_setup_cycles = -1;
 };
 
 /// One kernel's work.

@@ -68,6 +68,43 @@ TEST_CASE("an input produced by a recent op is an L2 hit until the L2's worth ha
   CHECK(v[3].l2_hit_ratio == 0);
 }
 
+TEST_CASE("a tiled tensor is not an L2 hit for a plain read of the same element count",
+          "[accuracy][l2]") {
+  const HwSpec& hw = chip("ascend910b3");
+  auto sample = [](const char* in, const char* in_fmt, const char* out, const char* out_fmt,
+                   std::int64_t t) {
+    OpText x;
+    x.type = "TransData";
+    x.input_shapes = in;
+    x.input_dtypes = "FLOAT";
+    x.input_formats = in_fmt;
+    x.output_shapes = out;
+    x.output_dtypes = "FLOAT";
+    x.output_formats = out_fmt;
+    Sample s;
+    s.op = make_op(x, SourcePos{"<test>", 0, 0});
+    s.measured_us = 1;
+    s.group = "g";
+    s.start_ns = t;
+    return s;
+  };
+  std::vector<Sample> v = {
+      // an optimizer converting two states ND -> NZ one after the other (9 MiB each)
+      sample("768,3072", "ND", "192,48,16,16", "FRACTAL_NZ", 0),
+      // its ND input has the count and dtype of the NZ tensor just written, not its bytes: miss
+      sample("3072,768", "ND", "48,192,16,16", "FRACTAL_NZ", 1),
+      // a read of that NZ tensor (as a view of another shape) hits
+      sample("192,48,256", "FRACTAL_NZ", "768,3072", "ND", 2),
+      // and a plain read of the ND tensor this one wrote hits, under another plain format too
+      sample("1,1,768,3072", "NCHW", "192,48,16,16", "FRACTAL_NZ", 3),
+  };
+  infer_l2_hits(v, hw);
+  CHECK(v[0].l2_hit_ratio == 0);
+  CHECK(v[1].l2_hit_ratio == 0);
+  CHECK(v[2].l2_hit_ratio == 1);
+  CHECK(v[3].l2_hit_ratio == 1);
+}
+
 TEST_CASE("an op's own earlier inputs evict its later ones from L2 (a multi-tensor op)",
           "[accuracy][l2]") {
   const HwSpec& hw = chip("ascend910b3");  // 192 MiB L2

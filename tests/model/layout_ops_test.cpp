@@ -273,6 +273,31 @@ TEST_CASE("TransData to FRACTAL_Z computes an address per C0 group on the scalar
   CHECK(back.pipes.scalar_us == Approx(5.76));
 }
 
+TEST_CASE("TransData ND <-> FRACTAL_NZ pays a TIK issue, not a DMA setup, per unaligned row",
+          "[mechanism][transdata]") {
+  HwSpec hw = transdata_toy();  // 32 B/cycle in, 64 out, setups 27 / 12, TIK issue 8, 1 GHz
+  // ND [64, 50] fp16 -> NZ [4, 4, 16, 16] on one core, one tile: 64 rows of 100 B, each padded
+  // to 128 B and moved by a data_move of its own. MTE2: 6400 / 32 + 27 for the transfer, the
+  // padding 1792 / 32 and 63 more rows at 8 cycles = 227 + 56 + 504 = 787 cycles (63 rows at
+  // the 27-cycle setup would give 1984).
+  const OpCost c = predict(npusim::test::op_io("TransData", "64,50", "FLOAT16", "ND", "4,4,16,16",
+                                               "FLOAT16", "FRACTAL_NZ"),
+                           hw, kLayoutOneVectorCore);
+  CHECK(c.tiles == 1);
+  CHECK(c.pipes.mte2_us == Approx(0.787));
+  // The way back writes the 64 rows: 6400 / 64 + 12, 1792 / 64 + 63 x 8 = 112 + 532 = 644.
+  const OpCost back = predict(npusim::test::op_io("TransData", "4,4,16,16", "FLOAT16",
+                                                  "FRACTAL_NZ", "64,50", "FLOAT16", "ND"),
+                              hw, kLayoutOneVectorCore);
+  CHECK(back.pipes.mte3_us == Approx(0.644));
+  // the row cost is the chip's TIK issue: at 0 only the padding is left
+  hw.vector.tik_issue_cycles = 0;
+  const OpCost free_issue = predict(npusim::test::op_io("TransData", "64,50", "FLOAT16", "ND",
+                                                        "4,4,16,16", "FLOAT16", "FRACTAL_NZ"),
+                                    hw, kLayoutOneVectorCore);
+  CHECK(free_issue.pipes.mte2_us == Approx(0.283));
+}
+
 TEST_CASE("a GE fusion is costed as the ops it fuses: its main op plus the others' passes",
           "[mechanism][fusion]") {
   const OpKindInfo& conv = lookup_op_kind("FusionOp_Conv2D_BNTrainingReduce");
