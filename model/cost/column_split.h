@@ -24,7 +24,9 @@ struct ColumnSplit {
 /// The column split of a leading-axis reduction of `x` with layout `l` ([R reduced, C kept]
 /// after merging, x not fractal / 5-D), over at most `cores` cores. Aligned rows: the largest
 /// divisor of the row's 32-byte blocks that is at most `cores` (768 fp32: 96 blocks, 24 of 30
-/// cores). Unaligned rows: ceil(C / cores) columns a core, at least two blocks' worth.
+/// cores). Unaligned rows: ceil(C / cores) columns a core, at least two blocks' worth. Applied
+/// where the profiles show it: a core's rows fit one UB tile, or (whole-block rows) the split
+/// fills at least half the cores; few columns over many rows is the atomic schedule's case.
 [[nodiscard]] ColumnSplit column_split(const TensorDesc& x, const ReduceLayout& l, const HwSpec& hw,
                                        int cores) noexcept;
 

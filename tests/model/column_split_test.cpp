@@ -59,6 +59,16 @@ TEST_CASE("an ND sum over its leading axis cuts the kept axis over the cores",
                                  npusim::test::toy_vector_chip(), 30)
                     .applies);
   CHECK_FALSE(split("12000,1", "1", 30).applies);
+  // few columns over many rows: 8 of 40 cores with 98304 rows of 512 B each, far past a UB tile
+  CHECK_FALSE(split("98304,127", "127", 40).applies);
+  // the same columns over 64 rows (32 KB a core) fit one tile: split
+  CHECK(split("64,127", "127", 40).applies);
+  // unaligned rows past a tile are not split even on few cores (8 of 13)
+  CHECK_FALSE(split("98304,127", "127", 13).applies);
+  // whole-block rows past a tile: split when it fills half the cores ([4096,2000] fp32: 250
+  // blocks, 25 of 40 cores), not otherwise ([4096,16]: 2 blocks, 2 of 40, 256 KB a core)
+  CHECK(split("4096,2000", "2000", 40).blocks == 25);
+  CHECK_FALSE(split("4096,16", "16", 40).applies);
 }
 
 TEST_CASE("a column split pays per burst when strided and per row when not",
