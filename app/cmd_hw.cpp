@@ -117,6 +117,8 @@ std::vector<Row> spec_rows(const HwSpec& s) {
   add("memory", "row_dma_bytes_per_cycle", m.row_dma_bytes_per_cycle, "B/cycle");
   add("memory", "atomic_add_cycles", m.atomic_add_cycles, "cycles");
   add("memory", "atomic_region_bytes", m.atomic_region_bytes, "B");
+  add("memory", "unaligned_row_cycles", m.unaligned_row_cycles, "cycles/row");
+  add("memory", "strided_burst_cycles", m.strided_burst_cycles, "cycles/burst");
   const OverheadSpec& o = s.overhead;
   add("overhead", "launch_cycles", o.launch_cycles, "cycles");
   add("overhead", "per_block_cycles", o.per_block_cycles, "cycles/block");

@@ -241,6 +241,8 @@ void Loader::read_model_sections(TableReader& root, bool overlay) {
     s->number("mte3_setup_cycles", m.mte3_setup_cycles, kNonNegative);
     s->number("row_dma_bytes_per_cycle", m.row_dma_bytes_per_cycle, kPositive);
     s->optional_number("atomic_add_cycles", m.atomic_add_cycles, kNonNegative);
+    s->optional_number("unaligned_row_cycles", m.unaligned_row_cycles, kNonNegative);
+    s->optional_number("strided_burst_cycles", m.strided_burst_cycles, kNonNegative);
     s->optional_number("atomic_region_bytes", m.atomic_region_bytes, kNonNegative);
     s->finish();
   }

@@ -130,6 +130,13 @@ struct MemorySpec {
   /// per-core rate of a DMA that moves one independently addressed row (a gathered or
   /// scattered row): the next row's address comes from the scalar unit, so one row is in flight
   double row_dma_bytes_per_cycle = 0;
+  /// A leading-axis reduction of an ND tensor whose row stride is not a multiple of 32 B loads
+  /// each row's slice as its own DMA and adds it before the next: cycles per row beyond the
+  /// DMA's setup and bytes (0: not modelled; model/cost/column_split.h)
+  double unaligned_row_cycles = 0;
+  /// The same reduction with whole-block rows moves a core's columns as one strided DMA: cycles
+  /// each burst (one a row) holds MTE2 beyond its bytes (0: not modelled)
+  double strided_burst_cycles = 0;
   /// Atomic adds into one region of GM run one at a time, each holding it for this many cycles
   /// plus its bytes at the L2 rate (0: not modelled; docs/accuracy_mechanisms.md, session 16)
   double atomic_add_cycles = 0;

@@ -9,6 +9,7 @@
 #include <numeric>
 #include <string_view>
 
+#include "model/cost/column_split.h"
 #include "model/cost/kernel_plan.h"
 #include "model/prepared_op.h"
 #include "model/cost/reduce_layout.h"
@@ -297,6 +298,14 @@ KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const Hw
       atomic_images = x.shape[0];
     }
   }
+  // [R, C] ND summed over R by the reduce schedule (one input: BiasAddGrad, ReduceSum; the
+  // LayerNorm gradients have their own): the kernel cuts C over the cores, each reading its
+  // columns of every row (model/cost/column_split.h)
+  const ColumnSplit cols = kind.role == OpRole::kReduce && leading && atomic_images == 0 &&
+                                   op.inputs.size() == 1
+                               ? column_split(x, layout, hw, cores)
+                               : ColumnSplit{};
+  if (cols.applies) tiles = cols.blocks;
   const double nt = static_cast<double>(tiles);
   const bool scalar = is_int64(x.dtype);
   if (last_axis_reduction) {
@@ -320,7 +329,28 @@ KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const Hw
     add_compute(p, kind, e * ds / nt, e / nt, scalar, hw, bf16_tensors(op, e));
   } else {
     const double unit = layout.runs[layout.count - 1].size;
-    p.in = row_transfer(e / unit, unit * ds, nt, hw);
+    if (cols.applies) {
+      // a core's slice of every row: one strided DMA per UB load when the row stride is whole
+      // 32-byte blocks, else one DMA per row, each loaded and added before the next
+      const double block = hw.memory.block_bytes;
+      p.in.bytes = cols.rows * cols.slice_bytes;
+      if (cols.strided) {
+        p.in.padded_bytes = p.in.bytes;
+        p.in.transfers = p.in.ideal_transfers =
+            std::max(1.0, fast_ceil(p.in.bytes / ub_tile_bytes(hw)));
+        p.vector_dma_cycles += cols.rows * hw.memory.strided_burst_cycles;
+      } else {
+        p.in.padded_bytes = cols.rows * round_up(cols.slice_bytes, block);
+        p.in.ideal_transfers = std::max(1.0, fast_ceil(p.in.bytes / ub_tile_bytes(hw)));
+        p.in.transfers = std::max(p.in.ideal_transfers, cols.rows);
+        // one row in flight: its fixed cost and its blocks at the gathered-row DMA rate
+        p.scalar_cycles += cols.rows * (hw.memory.unaligned_row_cycles +
+                                        round_up(cols.slice_bytes, block) /
+                                            std::max(1e-9, hw.memory.row_dma_bytes_per_cycle));
+      }
+    } else {
+      p.in = row_transfer(e / unit, unit * ds, nt, hw);
+    }
     // A leading-axis reduction does not overlap its loads with its adds: each tile's MTE2, vector
     // and MTE3 run in series. The 910 profiles show it: BNTrainingUpdateGrad [32,16,56,56,16]
     // takes 260.6 us, where its loads alone are 107 us and its passes 172 (serial 279, overlapped

@@ -265,8 +265,8 @@ TEST_CASE("each bad overlay fails at its own file and line", "[hw_spec][bad][ove
        "gm_read_bytes_per_cycle, gm_write_bytes_per_cycle, hbm_bandwidth_gbps, hbm_efficiency, "
        "hbm_turnaround, hbm_write_factor, l2_bandwidth_gbps, l2_efficiency, "
        "l2_hit_ratio_default, l2_read_bytes_per_cycle, mte2_setup_cycles, mte3_setup_cycles, "
-       "read_latency_cycles, read_stream_share, row_dma_bytes_per_cycle, write_latency_cycles, "
-       "write_stream_share"},
+       "read_latency_cycles, read_stream_share, row_dma_bytes_per_cycle, strided_burst_cycles, "
+       "unaligned_row_cycles, write_latency_cycles, write_stream_share"},
       {"hw_overlay_with_chip.toml",
        ":5:1: error: [chip]: an overlay cannot change the chip itself (a file with [chip] is a hw "
        "spec, not an overlay)"},
