@@ -30,15 +30,17 @@ TEST_CASE("error summaries are the hand-computed figures", "[accuracy]") {
 
 namespace {
 
-// A sample of group "g" starting at `t`, for the L2 residency cases.
+// A sample of group "g" starting at `t`, for the L2 residency cases (formats empty: plain).
 Sample l2_sample(const char* type, const char* in, const char* in_dtypes, const char* out,
-                 std::int64_t t) {
+                 std::int64_t t, const char* in_formats = "", const char* out_formats = "") {
   OpText x;
   x.type = type;
   x.input_shapes = in;
   x.input_dtypes = in_dtypes;
+  x.input_formats = in_formats;
   x.output_shapes = out;
   x.output_dtypes = "FLOAT";
+  x.output_formats = out_formats;
   Sample s;
   s.op = make_op(x, SourcePos{"<test>", 0, 0});
   s.measured_us = 1;
@@ -73,20 +75,7 @@ TEST_CASE("a tiled tensor is not an L2 hit for a plain read of the same element 
   const HwSpec& hw = chip("ascend910b3");
   auto sample = [](const char* in, const char* in_fmt, const char* out, const char* out_fmt,
                    std::int64_t t) {
-    OpText x;
-    x.type = "TransData";
-    x.input_shapes = in;
-    x.input_dtypes = "FLOAT";
-    x.input_formats = in_fmt;
-    x.output_shapes = out;
-    x.output_dtypes = "FLOAT";
-    x.output_formats = out_fmt;
-    Sample s;
-    s.op = make_op(x, SourcePos{"<test>", 0, 0});
-    s.measured_us = 1;
-    s.group = "g";
-    s.start_ns = t;
-    return s;
+    return l2_sample("TransData", in, "FLOAT", out, t, in_fmt, out_fmt);
   };
   std::vector<Sample> v = {
       // an optimizer converting two states ND -> NZ one after the other (9 MiB each)
