@@ -26,9 +26,12 @@ struct Transfer {
   double ideal_transfers = 0;   ///< DMA instructions if every row were aligned
   double rate_factor = 1;       ///< multiplies the per-core rate (ND->NZ conversion, strided A)
   double conflict_weight = 0;   ///< 0..1: share of this traffic exposed to same-address conflicts
-  /// Cycles each DMA beyond `ideal_transfers` costs; negative: the chip's MTE setup
-  /// (memory.mte2_setup_cycles / mte3_setup_cycles).
-  double row_setup_cycles = -1;
+  /// Each DMA beyond `ideal_transfers` costs the issue of one TIK instruction
+  /// (vector.tik_issue_cycles) instead of the chip's MTE setup (memory.mte2_setup_cycles /
+  /// mte3_setup_cycles). A flag, not a cycle count with a sentinel, so that a default
+  /// KernelPlan stays all zeros: a non-zero default made every plan a copy of a constant
+  /// instead of a cleared block, +10-20 ns a prediction in bench_predict (session 17).
+  bool tik_row_issue = false;
 };
 
 /// One kernel's work.
