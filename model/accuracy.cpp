@@ -69,13 +69,9 @@ void infer_l2_hits(std::vector<Sample>& samples, const HwSpec& hw) {
   // wrote just before it (the 910 ViT's optimizer converts its [768,3072] and [3072,768]
   // fp32 states one after another: every ND read had counted as a hit, 12.4 us predicted
   // against 22-24 measured, where a cold read gives 24.4).
-  auto tiled = [](Format f) {
-    return f == Format::kNC1HWC0 || f == Format::kFractalNZ || f == Format::kFractalZ ||
-           f == Format::kC1HWNCoC0;
-  };
-  auto same = [&](const TensorDesc& a, const TensorDesc& b) {
+  auto same = [](const TensorDesc& a, const TensorDesc& b) {
     return a.dtype == b.dtype && a.elements() == b.elements() &&
-           ((!tiled(a.format) && !tiled(b.format)) || a.format == b.format);
+           ((!is_tiled(a.format) && !is_tiled(b.format)) || a.format == b.format);
   };
   for (const std::size_t i : order) {
     Sample& s = samples[i];

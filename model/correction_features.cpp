@@ -41,11 +41,6 @@ double share(double part, double whole) {
 
 double type_hash(const std::string& s) { return unit_hash(s, 0); }
 
-bool blocked(Format f) {
-  return f == Format::kNC1HWC0 || f == Format::kFractalNZ || f == Format::kFractalZ ||
-         f == Format::kC1HWNCoC0;
-}
-
 // Features whose range the OOD test checks: the continuous ones (not one-hots, not the hash).
 bool range_checked(std::size_t i) {
   if (i < kFamilyFeatures) return false;
@@ -85,10 +80,10 @@ CorrectionFeatures correction_features(const Sample& s, const SamplePrediction& 
   x[kLogWaves] = std::log1p(std::max(c.waves, 0));
   x[kDtypeBytes] = s.op.inputs.empty() ? 0.0 : dtype_bytes(s.op.inputs.front().dtype);
   for (const auto& in : s.op.inputs) {
-    if (blocked(in.format)) x[kBlockedFormat] = 1;
+    if (is_tiled(in.format)) x[kBlockedFormat] = 1;
   }
   for (const auto& out : s.op.outputs) {
-    if (blocked(out.format)) x[kBlockedFormat] = 1;
+    if (is_tiled(out.format)) x[kBlockedFormat] = 1;
   }
   x[kL2Hit] = std::clamp(s.l2_hit_ratio, 0.0, 1.0);
   if (set.chip) {

@@ -63,6 +63,12 @@ enum class Format : std::uint8_t {
   kND, kNCHW, kNHWC, kNC1HWC0, kFractalNZ, kFractalZ, kNDHWC, kNCDHW, kHWCN, kC1HWNCoC0, kOther
 };
 [[nodiscard]] const char* format_name(Format f) noexcept;
+/// The tiled layouts (NC1HWC0, FRACTAL_NZ, FRACTAL_Z, C1HWNCoC0): their bytes are not a plain
+/// tensor's of the same shape, and a view (a reshape) cannot turn one into the other.
+[[nodiscard]] constexpr bool is_tiled(Format f) noexcept {
+  return f == Format::kNC1HWC0 || f == Format::kFractalNZ || f == Format::kFractalZ ||
+         f == Format::kC1HWNCoC0;
+}
 /// Accepts ND, FORMAT_ND, NZ, FRACTAL_NZ, FORMAT_FRACTAL_NZ, NC1HWC0, ...; nullopt when unknown.
 [[nodiscard]] std::optional<Format> parse_format(std::string_view s) noexcept;
 

@@ -11,11 +11,7 @@ namespace npusim::cost {
 ColumnSplit column_split(const TensorDesc& x, const ReduceLayout& l, const HwSpec& hw,
                          int cores) noexcept {
   ColumnSplit s;
-  const Format f = x.format;
-  if (f == Format::kFractalNZ || f == Format::kNC1HWC0 || f == Format::kFractalZ ||
-      f == Format::kC1HWNCoC0) {
-    return s;
-  }
+  if (is_tiled(x.format)) return s;
   if (l.count != 2 || !l.runs[0].reduced || l.runs[1].reduced) return s;
   const double ds = dtype_bytes(x.dtype);
   const double c = l.runs[1].size;
