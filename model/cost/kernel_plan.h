@@ -122,7 +122,10 @@ void dealt_waves(double parts, int cores, std::int64_t tiles, std::int64_t& wave
                               int blocks) noexcept;
 /// The smallest chunk a vector tiler gives a core when the launch's block dim is known: one
 /// memory block (memory.block_bytes); 0 when it is not (the spec's min_bytes_per_core holds).
-[[nodiscard]] double launch_core_bytes(const HwSpec& hw, const CoreBudget& budget) noexcept;
+/// Why: model/cost/launch_head.cpp. Inline: every on-core prediction asks once.
+[[nodiscard]] inline double launch_core_bytes(const HwSpec& hw, const CoreBudget& budget) noexcept {
+  return budget.launch_blocks > 1 ? hw.memory.block_bytes : 0.0;
+}
 
 /// Pipeline fills per core of a cube launch above the core count (the cases block_waves covers):
 /// a core runs ceil(blocks / cores) blocks one after another, and each block starts its pipeline

@@ -16,7 +16,8 @@
 // Split. TBE's elementwise and reduction tilers give a core as little as one 32-byte block
 // before they leave a core idle (the block dim of the rows above: 8 elements on 30 blocks, 3072 on
 // 12), where the model's own tiler, without a block dim, keeps min_bytes_per_core a core. With
-// the row's block dim known, the split is the launch's: down to one memory block a core.
+// the row's block dim known, the split is the launch's: down to one memory block a core
+// (launch_core_bytes, inline in kernel_plan.h).
 #include <algorithm>
 
 #include "model/cost/kernel_plan.h"
@@ -29,10 +30,6 @@ int head_blocks(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   const bool cube = plan.unit == Placement::kCube || plan.unit == Placement::kMix;
   const int cores = std::max(1, cube ? hw.chip.cube_cores : hw.chip.vector_cores);
   return std::max(blocks, std::min(budget.launch_blocks, cores));
-}
-
-double launch_core_bytes(const HwSpec& hw, const CoreBudget& budget) noexcept {
-  return budget.launch_blocks > 1 ? hw.memory.block_bytes : 0.0;
 }
 
 }  // namespace npusim::cost
