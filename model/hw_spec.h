@@ -96,7 +96,7 @@ struct VectorSpec {
   double tik_issue_cycles = 0;
   double scalar_cycles_per_element = 0;  ///< scalar-unit fallback (int64 arithmetic), per element
   double scalar_cycles_per_index = 0;    ///< address computation per gathered/scattered row
-  double min_bytes_per_core = 0;         ///< smallest chunk a tiler hands one core
+  double min_bytes_per_core = 0;         ///< smallest chunk a tiler hands one core (no block dim known)
   /// A row norm (Softmax, LayerNorm over an ND last axis) hands each row's reduced value to
   /// the scalar unit and back before the next pass: cycles per row and reduce pass.
   double row_reduce_sync_cycles = 0;

@@ -108,6 +108,10 @@ OpCost on_core(const OpDesc& op, const OpFacts& f, const HwSpec& hw, CoreBudget 
   }
   const Placement unit = kind.family == OpFamily::kCube ? Placement::kCube : Placement::kVector;
   const int cores = std::max(1, cost::available_cores(unit, hw, budget));
+  // A row's block dim is the tiler's split: its data over that many blocks, down to one memory
+  // block a core (launch_core_bytes, model/cost/launch_head.cpp). Index, sort and cube kernels
+  // keep their own tilers.
+  const double core_bytes = cost::launch_core_bytes(hw, budget);
   if (kind.family == OpFamily::kCube) {
     // Only a cube op can carry MatMulV3's vector phases, built only when it has them.
     bool has_phases = false;
@@ -118,12 +122,12 @@ OpCost on_core(const OpDesc& op, const OpFacts& f, const HwSpec& hw, CoreBudget 
   }
   cost::KernelPlan plan = [&] {
     switch (kind.family) {
-      case OpFamily::kElementwise: return cost::plan_elementwise(op, f, hw, cores);
+      case OpFamily::kElementwise: return cost::plan_elementwise(op, f, hw, cores, core_bytes);
       case OpFamily::kReduction:
         return kind.role == OpRole::kPool || kind.role == OpRole::kPoolGrad
-                   ? cost::plan_pool(op, hw, cores)
-                   : cost::plan_reduction(op, f, hw, cores);
-      case OpFamily::kDataMovement: return cost::plan_data_movement(op, f, hw, cores);
+                   ? cost::plan_pool(op, hw, cores, core_bytes)
+                   : cost::plan_reduction(op, f, hw, cores, core_bytes);
+      case OpFamily::kDataMovement: return cost::plan_data_movement(op, f, hw, cores, core_bytes);
       case OpFamily::kIndex: return cost::plan_index(op, f, hw, cores);
       case OpFamily::kSort: return cost::plan_sort(op, f, hw, cores);
       case OpFamily::kAicpu:
@@ -132,7 +136,7 @@ OpCost on_core(const OpDesc& op, const OpFacts& f, const HwSpec& hw, CoreBudget 
       case OpFamily::kCube:
       case OpFamily::kGeneric: break;
     }
-    return cost::plan_generic(op, hw, cores);
+    return cost::plan_generic(op, hw, cores, core_bytes);
   }();
   return run_plan(plan, op, f, hw, budget, c, nullptr);
 }

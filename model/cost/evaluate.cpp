@@ -300,7 +300,10 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
 
   // The answer, built in locals and written once: OpCost's defaults stored first and then
   // overwritten cost as much as the fields themselves.
-  const double head_us = (hw.overhead.launch_cycles + hw.overhead.per_block_cycles * b) / f;
+  // The head counts the blocks launched (head_blocks, model/cost/launch_head.cpp); without a
+  // launch block dim above the plan's, no call.
+  const int hb = budget.launch_blocks > b ? head_blocks(plan, hw, budget, b) : b;
+  const double head_us = (hw.overhead.launch_cycles + hw.overhead.per_block_cycles * hb) / f;
   const CriticalPath cp{head_us, s.compute, s.memory, s.alignment, s.conflict, tail_us, 0.0};
   const double duration_us = cp.sum();
 

@@ -116,6 +116,17 @@ void block_waves(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& bud
 void dealt_waves(double parts, int cores, std::int64_t tiles, std::int64_t& waves,
                  double& waves_ideal) noexcept;
 
+/// Blocks the launch head counts (model/cost/launch_head.cpp): the plan's `blocks`, or the row's
+/// launch block dim when it is more, at most the chip's cores of the plan's unit.
+[[nodiscard]] int head_blocks(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,
+                              int blocks) noexcept;
+/// The smallest chunk a vector tiler gives a core when the launch's block dim is known: one
+/// memory block (memory.block_bytes); 0 when it is not (the spec's min_bytes_per_core holds).
+/// Why: model/cost/launch_head.cpp. Inline: every on-core prediction asks once.
+[[nodiscard]] inline double launch_core_bytes(const HwSpec& hw, const CoreBudget& budget) noexcept {
+  return budget.launch_blocks > 1 ? hw.memory.block_bytes : 0.0;
+}
+
 /// Pipeline fills per core of a cube launch above the core count (the cases block_waves covers):
 /// a core runs ceil(blocks / cores) blocks one after another, and each block starts its pipeline
 /// afresh (its first tile's load, MTE1, cube work, FixPipe and write-out in series) instead of
@@ -176,16 +187,19 @@ struct AttentionShape {
 /// compaction; is_nonzero_kernel() says which op types it costs.
 [[nodiscard]] bool is_nonzero_kernel(const OpDesc& op) noexcept;
 [[nodiscard]] KernelPlan plan_nonzero(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
+/// `core_bytes` in the vector builders: the smallest chunk their tiler gives a core (0: the
+/// spec's vector.min_bytes_per_core; a launch's block dim sets it, launch_core_bytes).
 [[nodiscard]] KernelPlan plan_elementwise(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
-                                          int cores) noexcept;
+                                          int cores, double core_bytes = 0) noexcept;
 [[nodiscard]] KernelPlan plan_reduction(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
-                                        int cores) noexcept;
+                                        int cores, double core_bytes = 0) noexcept;
 [[nodiscard]] KernelPlan plan_data_movement(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
-                                            int cores) noexcept;
+                                            int cores, double core_bytes = 0) noexcept;
 /// As above with the facts computed on the spot.
 [[nodiscard]] KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores);
 /// Pooling and its gradient over NC1HWC0 (or NCHW) maps, a window position at a time.
-[[nodiscard]] KernelPlan plan_pool(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
+[[nodiscard]] KernelPlan plan_pool(const OpDesc& op, const HwSpec& hw, int cores,
+                                   double core_bytes = 0) noexcept;
 /// SoftmaxCrossEntropyWithLogits on [N, C] as TBE's logits_2d_schedule runs it (model/cost/
 /// softmax_xent.cpp); false when that schedule would decline the shape.
 /// The schedule splits by the chip's core count (CORE_NUM), not by what a launch may use.
@@ -195,7 +209,8 @@ struct AttentionShape {
 [[nodiscard]] bool is_5d_transdata(Format x, Format y) noexcept;
 void plan_5d_transdata(KernelPlan& p, const TensorDesc& x, const TensorDesc& y, double nt,
                        const HwSpec& hw) noexcept;
-[[nodiscard]] KernelPlan plan_generic(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
+[[nodiscard]] KernelPlan plan_generic(const OpDesc& op, const HwSpec& hw, int cores,
+                                      double core_bytes = 0) noexcept;
 [[nodiscard]] KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
                                     int cores) noexcept;
 [[nodiscard]] KernelPlan plan_sort(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
@@ -308,9 +323,10 @@ void broadcast_extent(const std::vector<TensorDesc>& ts, double& elements, doubl
   return std::max(block, fast_floor(div_pow2(per, block)) * block);
 }
 /// Splits `total_bytes` of streaming work over at most `cores` cores the way CANN's vector tilers
-/// do: at least min_bytes_per_core per core, then UB-sized loops per core. Returns tiles.
+/// do: at least min_bytes_per_core per core (`core_bytes` when a launch's block dim set it), then
+/// UB-sized loops per core. Returns tiles.
 [[nodiscard]] std::int64_t vector_tiles(double total_bytes, const HwSpec& hw, int cores,
-                                        std::int64_t max_parallel) noexcept;
+                                        std::int64_t max_parallel, double core_bytes = 0) noexcept;
 /// Fills a transfer of `rows` rows of `row_bytes` each, split over `tiles` tiles. Contiguous
 /// aligned rows move as one DMA per tile; rows that are strided in GM (`contiguous` false, e.g.
 /// a slice of the last axis) need one DMA per row even when aligned.

@@ -125,7 +125,7 @@ bool plan_img2col_argmax(const OpDesc& op, const TensorDesc& x, const TensorDesc
 
 }  // namespace
 
-KernelPlan plan_pool(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
+KernelPlan plan_pool(const OpDesc& op, const HwSpec& hw, int cores, double core_bytes) noexcept {
   KernelPlan p;
   p.unit = Placement::kVector;
   if (op.inputs.empty()) {
@@ -219,7 +219,7 @@ KernelPlan plan_pool(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
   for (const auto& t : op.outputs) out_bytes += bytes_of(t);
   if (op.outputs.empty()) out_bytes = grad ? x.bytes() : pooled->bytes();
   const std::int64_t tiles =
-      vector_tiles(std::max(in_bytes, out_bytes), hw, cores, saturating_count(rows));
+      vector_tiles(std::max(in_bytes, out_bytes), hw, cores, saturating_count(rows), core_bytes);
   const double nt = static_cast<double>(tiles);
   p.tiles = tiles;
   p.in = flat_transfer(in_bytes, nt);

@@ -177,7 +177,7 @@ ElementwiseShape elementwise_shape(const OpDesc& op) noexcept {
 namespace {
 
 KernelPlan elementwise_plan(const OpDesc& op, const ElementwiseShape& s, const HwSpec& hw,
-                            int cores) noexcept {
+                            int cores, double core_bytes) noexcept {
   KernelPlan p;
   p.unit = Placement::kVector;
   p.warnings |= s.warnings;
@@ -187,7 +187,7 @@ KernelPlan elementwise_plan(const OpDesc& op, const ElementwiseShape& s, const H
   const bool broadcast = s.broadcast;
 
   const std::int64_t tiles =
-      vector_tiles(e * ds, hw, cores, broadcast ? saturating_count(rows) : INT64_MAX);
+      vector_tiles(e * ds, hw, cores, broadcast ? saturating_count(rows) : INT64_MAX, core_bytes);
   const double nt = static_cast<double>(tiles);
   const double b = std::min<double>(cores, nt);
   double broadcast_passes = 0;
@@ -246,17 +246,17 @@ KernelPlan elementwise_plan(const OpDesc& op, const ElementwiseShape& s, const H
 
 }  // namespace
 
-KernelPlan plan_elementwise(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
-                            int cores) noexcept {
+KernelPlan plan_elementwise(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores,
+                            double core_bytes) noexcept {
   const ElementwiseShape* s = f.elementwise();
-  return s ? elementwise_plan(op, *s, hw, cores)
-           : elementwise_plan(op, elementwise_shape(op), hw, cores);
+  return s ? elementwise_plan(op, *s, hw, cores, core_bytes)
+           : elementwise_plan(op, elementwise_shape(op), hw, cores, core_bytes);
 }
 
 namespace {
 
 KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const HwSpec& hw,
-                          int cores) noexcept {
+                          int cores, double core_bytes) noexcept {
   KernelPlan p;
   p.unit = Placement::kVector;
   const OpKindInfo& kind = *op.kind;
@@ -280,14 +280,15 @@ KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const Hw
   const double out_ds = !op.outputs.empty() ? dtype_bytes(op.outputs[0].dtype) : ds;
 
   std::int64_t parallel = saturating_count(e / std::max(1.0, row_len));
+  const double chunk = core_bytes > 0 ? core_bytes : hw.vector.min_bytes_per_core;
   if (kind.role == OpRole::kReduce && last_axis_reduction) {
     // long rows are split over cores with a final combine
-    parallel = saturating_count(
-        rows * fast_ceil(row_len * ds / std::max(1.0, hw.vector.min_bytes_per_core)));
+    parallel = saturating_count(rows * fast_ceil(row_len * ds / std::max(1.0, chunk)));
   } else if (!leading) {
     parallel = saturating_count(e / reduced);
   }
-  std::int64_t tiles = vector_tiles(e * ds, hw, cores, std::max<std::int64_t>(1, parallel));
+  std::int64_t tiles =
+      vector_tiles(e * ds, hw, cores, std::max<std::int64_t>(1, parallel), core_bytes);
   std::int64_t atomic_images = 0;
   if (kind.atomic_rows && leading) {
     // BNTrainingUpdateGrad's atomic schedule: one image a core, tiles of whole rows dividing H,
@@ -446,14 +447,15 @@ KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const Hw
 
 }  // namespace
 
-KernelPlan plan_reduction(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
-                          int cores) noexcept {
+KernelPlan plan_reduction(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores,
+                          double core_bytes) noexcept {
   if (op.kind->logits_2d) {
     KernelPlan p;
     if (plan_logits_2d(op, hw, p)) return p;
   }
   const ReduceLayout* l = f.reduce();
-  return l ? reduction_plan(op, *l, hw, cores) : reduction_plan(op, reduce_layout(op), hw, cores);
+  return l ? reduction_plan(op, *l, hw, cores, core_bytes)
+           : reduction_plan(op, reduce_layout(op), hw, cores, core_bytes);
 }
 
 namespace {
@@ -476,10 +478,10 @@ KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) {
   return plan_data_movement(op, op_facts(op), hw, cores);
 }
 
-KernelPlan plan_data_movement(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
-                              int cores) noexcept {
+KernelPlan plan_data_movement(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores,
+                              double core_bytes) noexcept {
   const OpKindInfo& kind = *op.kind;
-  if (kind.role == OpRole::kCast) return plan_elementwise(op, f, hw, cores);
+  if (kind.role == OpRole::kCast) return plan_elementwise(op, f, hw, cores, core_bytes);
   KernelPlan p;
   p.unit = Placement::kVector;
   if (kind.writes_only && op.outputs.empty()) {
@@ -490,7 +492,7 @@ KernelPlan plan_data_movement(const OpDesc& op, const OpFacts& f, const HwSpec& 
     // activations of up to 51 MB, a launch, its first read and one block written.
     if (cores > 1 && !op.inputs.empty() && atomic_target(op.inputs[0])) {
       const double bytes = op.inputs[0].bytes();
-      const std::int64_t tiles = vector_tiles(bytes, hw, cores, INT64_MAX);
+      const std::int64_t tiles = vector_tiles(bytes, hw, cores, INT64_MAX, core_bytes);
       p.tiles = tiles;
       p.out = flat_transfer(bytes, static_cast<double>(tiles));
       return p;
@@ -512,7 +514,8 @@ KernelPlan plan_data_movement(const OpDesc& op, const OpFacts& f, const HwSpec& 
   const double in_bytes = m.in_bytes, out_e = m.out_e, out_ds = m.out_ds;
   const double out_bytes = m.out_bytes;
   const double last_out = m.last_out;
-  const std::int64_t tiles = vector_tiles(std::max(out_bytes, in_bytes), hw, cores, m.parallel);
+  const std::int64_t tiles =
+      vector_tiles(std::max(out_bytes, in_bytes), hw, cores, m.parallel, core_bytes);
   const double nt = static_cast<double>(tiles);
   const double b = std::min<double>(cores, nt);
 
@@ -594,7 +597,7 @@ KernelPlan plan_data_movement(const OpDesc& op, const OpFacts& f, const HwSpec& 
   return p;
 }
 
-KernelPlan plan_generic(const OpDesc& op, const HwSpec& hw, int cores) noexcept {
+KernelPlan plan_generic(const OpDesc& op, const HwSpec& hw, int cores, double core_bytes) noexcept {
   // Unknown op type: read every input, one unary pass over the output, write it.
   KernelPlan p;
   p.unit = Placement::kVector;
@@ -606,7 +609,8 @@ KernelPlan plan_generic(const OpDesc& op, const HwSpec& hw, int cores) noexcept 
   if (op.outputs.empty()) {
     for (const auto& t : op.inputs) out_bytes = std::max(out_bytes, t.bytes());
   }
-  const std::int64_t tiles = vector_tiles(std::max(in_bytes, out_bytes), hw, cores, INT64_MAX);
+  const std::int64_t tiles =
+      vector_tiles(std::max(in_bytes, out_bytes), hw, cores, INT64_MAX, core_bytes);
   const double nt = static_cast<double>(tiles);
   p.in = flat_transfer(in_bytes, nt);
   p.out = flat_transfer(out_bytes, nt);
