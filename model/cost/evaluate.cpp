@@ -142,13 +142,13 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   double in_b = (plan.in.bytes / in_rate + plan.in.ideal_transfers * s2) / f;
   double in_a = ((plan.in.padded_bytes - plan.in.bytes) / in_rate +
                  (plan.in.transfers - plan.in.ideal_transfers) *
-                     (plan.in.tik_row_issue ? hw.vector.tik_issue_cycles : s2)) / f;
+                     (plan.in_tik_row_issue ? hw.vector.tik_issue_cycles : s2)) / f;
   double in_c = (in_b + in_a) * conflict * plan.in.conflict_weight;
   const double s3 = hw.memory.mte3_setup_cycles;
   const double out_b = (plan.out.bytes / out_rate + plan.out.ideal_transfers * s3) / f;
   const double out_a = ((plan.out.padded_bytes - plan.out.bytes) / out_rate +
                         (plan.out.transfers - plan.out.ideal_transfers) *
-                            (plan.out.tik_row_issue ? hw.vector.tik_issue_cycles : s3)) / f;
+                            (plan.out_tik_row_issue ? hw.vector.tik_issue_cycles : s3)) / f;
   const double out_c = (out_b + out_a) * conflict * plan.out.conflict_weight;
   const double mte1_b = plan.mte1_cycles / f;
   double cube_b = plan.cube_cycles / f, cube_a = 0, cube_c = 0;
