@@ -200,8 +200,10 @@ struct AttentionShape {
 void plan_5d_transdata(KernelPlan& p, const TensorDesc& x, const TensorDesc& y, double nt,
                        const HwSpec& hw) noexcept;
 [[nodiscard]] KernelPlan plan_generic(const OpDesc& op, const HwSpec& hw, int cores) noexcept;
+/// Not noexcept: a malformed axis or index_dup_ratio attribute raises InputError (it terminated
+/// the program while this was noexcept).
 [[nodiscard]] KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
-                                    int cores) noexcept;
+                                    int cores);
 [[nodiscard]] KernelPlan plan_sort(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
                                    int cores);
 

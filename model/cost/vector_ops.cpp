@@ -479,8 +479,13 @@ KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) {
 KernelPlan plan_data_movement(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
                               int cores) noexcept {
   const OpKindInfo& kind = *op.kind;
-  if (kind.role == OpRole::kCast) return plan_elementwise(op, f, hw, cores);
+  // every return returns p, so it is built in the caller's slot: a return of another plan made
+  // GCC build p on the stack and copy it out, with store-forwarding stalls (session 18)
   KernelPlan p;
+  if (kind.role == OpRole::kCast) {
+    p = plan_elementwise(op, f, hw, cores);
+    return p;
+  }
   p.unit = Placement::kVector;
   if (kind.writes_only && op.outputs.empty()) {
     // AtomicAddrClean (MindSpore on the 910) names a tensor of the kernel it prepares. Launched
