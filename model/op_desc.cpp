@@ -140,8 +140,6 @@ std::optional<DType> parse_dtype(std::string_view s) noexcept {
   return std::nullopt;
 }
 
-bool is_int64(DType d) noexcept { return d == DType::kInt64 || d == DType::kUInt64; }
-
 const char* format_name(Format f) noexcept {
   switch (f) {
     case Format::kND: return "ND";

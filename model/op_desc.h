@@ -55,8 +55,12 @@ enum class DType : std::uint8_t {
 [[nodiscard]] const char* dtype_name(DType d) noexcept;
 /// Accepts every spelling profiles and users write; nullopt when unknown.
 [[nodiscard]] std::optional<DType> parse_dtype(std::string_view s) noexcept;
-/// True for 64-bit integers, which have no vector arithmetic path on 220x.
-[[nodiscard]] bool is_int64(DType d) noexcept;
+/// True for 64-bit integers, which have no vector arithmetic path on 220x. Inline: the
+/// reduction and elementwise builders ask on every prediction, and out of line the call made
+/// them spill their registers around it.
+[[nodiscard]] constexpr bool is_int64(DType d) noexcept {
+  return d == DType::kInt64 || d == DType::kUInt64;
+}
 
 /// Tensor layouts. ND is plain row-major; NZ is the cube's fractal layout.
 enum class Format : std::uint8_t {

@@ -84,6 +84,13 @@ OpFacts op_facts(const OpDesc& op) {
         if (cost::SortShape ss; cost::sort_shape(op, f.attrs, ss)) f.shape = ss;
       }
       break;
+    case OpFamily::kIndex:
+      // as for the sort: only when the axis is parsed (a malformed one raises from predict())
+      if (op.kind->role == OpRole::kGather && op.inputs.size() >= 2 &&
+          f.attrs.number_ready(Attr::kAxis)) {
+        f.shape = cost::gather_shape(op, f.attrs);
+      }
+      break;
     default:
       break;
   }

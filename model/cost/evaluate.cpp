@@ -82,6 +82,9 @@ inline void add_stage_time(StageSums& s, const VecStageSplit& v, double base_onc
 OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budget,
                 const PredictContext& ctx) noexcept {
   const double f = hw.cycles_per_us();
+  // One cycle in µs, 1 / f: every cycle count below is multiplied by it instead of divided by f
+  // (session 18's formula change, docs/predict_speed.md).
+  const double us_per_cycle = 1.0 / f;
   const int unit_cores = std::max(1, available_cores(plan.unit, hw, budget));
   const std::int64_t tiles = std::max<std::int64_t>(1, plan.tiles);
   const auto b = static_cast<int>(std::min<std::int64_t>(unit_cores, tiles));
@@ -97,10 +100,9 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   const double h_ctx = ctx.l2_hit_ratio >= 0 ? std::min(1.0, ctx.l2_hit_ratio)
                                              : hw.memory.l2_hit_ratio_default;
   const double in_total = plan.in.padded_bytes * static_cast<double>(tiles);
-  // Speed (issue #16): the divisions from here to the stage times form one dependent chain
-  // (re-read share, its L2 hits, the hit ratio, the read rate, the stage time), ~13 cycles each.
-  // Where a term is an exact zero its division is skipped, bit for bit the same, so the chain is
-  // shorter for the usual kernel (no re-reads, a lone op's cold L2):
+  // Speed (issue #16): the divisions from here to the hit ratio form one dependent chain
+  // (re-read share, its L2 hits), ~13 cycles each. Where a term is an exact zero its division is
+  // skipped, bit for bit the same, so the chain is shorter for the usual kernel (no re-reads):
   // - no re-read bytes: 0 / in_total (in_total > 0) is that zero itself;
   const double reread_share =
       in_total > 0 ? (plan.reread_bytes == 0 ? plan.reread_bytes : plan.reread_bytes / in_total)
@@ -122,12 +124,22 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   const double gm_rate = plan.cube_operand_path ? hw.cube.gm_to_l1_bytes_per_cycle
                                                 : hw.memory.gm_read_bytes_per_cycle;
   const double l2_rate = std::max(gm_rate, hw.memory.l2_read_bytes_per_cycle);
-  // - no L2 hits: h_in / l2_rate is a zero (l2_rate > 0) added to (1 - 0) / gm_rate, which is
-  //   1 / gm_rate; written so, it does not wait for h_in.
-  const double in_time_per_byte =
-      h_in == 0 && l2_rate > 0 ? 1.0 / gm_rate : h_in / l2_rate + (1 - h_in) / gm_rate;
-  const double in_rate = plan.in.rate_factor / in_time_per_byte;
-  const double out_rate = plan.out.rate_factor * hw.memory.gm_write_bytes_per_cycle;
+  // Times per byte rather than rates (the formula change of session 18, docs/predict_speed.md):
+  // the reciprocals depend on the spec alone, so they are ready before the hit ratio is, and
+  // the chain from h_in to the stage times is multiplies and adds instead of three dependent
+  // divisions. Rounds differently from bytes / rate / f in the last bits only (<= 1e-12
+  // relative over the prediction golden).
+  const double gm_cycles_per_byte = 1.0 / gm_rate;  // 1 / gm_rate
+  const double l2_cycles_per_byte = 1.0 / l2_rate;  // 1 / l2_rate
+  // - no L2 hits (a lone op's cold L2): the hit term is not formed, 1 / gm_rate is left.
+  const double in_cycles_per_byte =
+      h_in == 0 && l2_rate > 0 ? gm_cycles_per_byte
+                               : h_in * l2_cycles_per_byte + (1 - h_in) * gm_cycles_per_byte;
+  // µs per byte read and written, the rate factors folded in (independent of h_in)
+  const double in_us_per_cycle_byte = us_per_cycle / plan.in.rate_factor;  // 1 / (factor f)
+  const double in_us_per_byte = in_cycles_per_byte * in_us_per_cycle_byte;
+  const double out_us_per_byte =  // 1 / (factor x gm_write_bytes_per_cycle x f)
+      us_per_cycle / (plan.out.rate_factor * hw.memory.gm_write_bytes_per_cycle);
 
   // Same-address conflicts grow with the cores launched and the duplicate ratio; the coefficient
   // is the loss at full chip width with every index repeated (DESIGN.md "Inter-core conflicts").
@@ -139,30 +151,32 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   // The stages of one tile: base (compute or memory proper), align (32-byte alignment loss) and
   // conflict (same-address serialisation); MTE1, the vector stage and FixPipe have base only.
   const double s2 = hw.memory.mte2_setup_cycles;
-  double in_b = (plan.in.bytes / in_rate + plan.in.ideal_transfers * s2) / f;
-  double in_a = ((plan.in.padded_bytes - plan.in.bytes) / in_rate +
-                 (plan.in.transfers - plan.in.ideal_transfers) *
-                     (plan.in.tik_row_issue ? hw.vector.tik_issue_cycles : s2)) / f;
+  double in_b = plan.in.bytes * in_us_per_byte + plan.in.ideal_transfers * s2 * us_per_cycle;
+  double in_a = (plan.in.padded_bytes - plan.in.bytes) * in_us_per_byte +
+                (plan.in.transfers - plan.in.ideal_transfers) *
+                    (plan.in_tik_row_issue ? hw.vector.tik_issue_cycles : s2) * us_per_cycle;
   double in_c = (in_b + in_a) * conflict * plan.in.conflict_weight;
   const double s3 = hw.memory.mte3_setup_cycles;
-  const double out_b = (plan.out.bytes / out_rate + plan.out.ideal_transfers * s3) / f;
-  const double out_a = ((plan.out.padded_bytes - plan.out.bytes) / out_rate +
-                        (plan.out.transfers - plan.out.ideal_transfers) *
-                            (plan.out.tik_row_issue ? hw.vector.tik_issue_cycles : s3)) / f;
+  const double out_b =
+      plan.out.bytes * out_us_per_byte + plan.out.ideal_transfers * s3 * us_per_cycle;
+  const double out_a = (plan.out.padded_bytes - plan.out.bytes) * out_us_per_byte +
+                       (plan.out.transfers - plan.out.ideal_transfers) *
+                           (plan.out_tik_row_issue ? hw.vector.tik_issue_cycles : s3) *
+                           us_per_cycle;
   const double out_c = (out_b + out_a) * conflict * plan.out.conflict_weight;
-  const double mte1_b = plan.mte1_cycles / f;
-  double cube_b = plan.cube_cycles / f, cube_a = 0, cube_c = 0;
+  const double mte1_b = plan.mte1_cycles * us_per_cycle;
+  double cube_b = plan.cube_cycles * us_per_cycle, cube_a = 0, cube_c = 0;
   VecStageSplit v;
-  v.vec_us = plan.vector_cycles / f;
-  v.scal_us = plan.scalar_cycles / f;
-  v.vdma_us = plan.vector_dma_cycles / f;  // in series with the vector work
+  v.vec_us = plan.vector_cycles * us_per_cycle;
+  v.scal_us = plan.scalar_cycles * us_per_cycle;
+  v.vdma_us = plan.vector_dma_cycles * us_per_cycle;  // in series with the vector work
   v.vec_tot = v.vec_us + v.scal_us + v.vdma_us;
   v.vector_only = v.scal_us == 0 && v.vdma_us == 0 && v.vec_tot > 0;
   const double vec_b = v.vec_tot;
   const BoundCategory vec_kind = v.scal_us > v.vec_us ? kCatScalar : kCatVector;
   // An atomic add reads each destination byte back before writing it: twice the traffic.
   const double fix_traffic = plan.fixpipe_bytes * (plan.fixpipe_atomic ? 2.0 : 1.0);
-  double fix_b = fix_traffic / hw.cube.fixpipe_bytes_per_cycle / f;
+  double fix_b = fix_traffic * (us_per_cycle / hw.cube.fixpipe_bytes_per_cycle);
   // each pipe's own busy time, before the single-buffer folds below (x + 0.0: a stage's total)
   const double fixpipe_busy_us = fix_b + 0.0;
   const double cube_busy_us = cube_b + 0.0;
@@ -273,7 +287,8 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   double t_ddr = 0;
   if (plan.cube_operand_path) {
     const double misses_per_core = plan.in.padded_bytes * static_cast<double>(w) * (1 - h_in);
-    t_ddr = misses_per_core / (hw.memory.gm_read_bytes_per_cycle * plan.in.rate_factor) / f;
+    const double gm_read_cycles_per_byte = 1.0 / hw.memory.gm_read_bytes_per_cycle;
+    t_ddr = misses_per_core * gm_read_cycles_per_byte * in_us_per_cycle_byte;
   }
   const double saturation = std::max(0.0, std::max(std::max(t_chip, t_l2), t_ddr) - t_core);
   s.memory += saturation;
@@ -294,7 +309,8 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   const double reads = 1 + hw.memory.read_stream_share * (rs - 1);
   const double writes_n = 1 + hw.memory.write_stream_share * (ws - 1);
   const double latency = (hw.memory.read_latency_cycles * reads +
-                          (writes ? hw.memory.write_latency_cycles * writes_n : 0.0)) / f;
+                          (writes ? hw.memory.write_latency_cycles * writes_n : 0.0)) *
+                         us_per_cycle;
   s.memory += latency;
   s.category[kCatMemory] += latency;
 
@@ -303,7 +319,7 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   // The head counts the blocks launched (head_blocks, model/cost/launch_head.cpp); without a
   // launch block dim above the plan's, no call.
   const int hb = budget.launch_blocks > b ? head_blocks(plan, hw, budget, b) : b;
-  const double head_us = (hw.overhead.launch_cycles + hw.overhead.per_block_cycles * hb) / f;
+  const double head_us = (hw.overhead.launch_cycles + hw.overhead.per_block_cycles * hb) * us_per_cycle;
   const CriticalPath cp{head_us, s.compute, s.memory, s.alignment, s.conflict, tail_us, 0.0};
   const double duration_us = cp.sum();
 

@@ -49,7 +49,7 @@ double row_rate_factor(const HwSpec& hw, double rate) {
 // region as it holds, so the busiest region takes the hot adds of min(hot rows, rows a region
 // holds) of them. The chain of those adds in cycles; 0 without the attribute or the constants.
 double hot_region_chain_cycles(const OpDesc& op, const AttrTable& attrs, double rows,
-                               double row_bytes, const HwSpec& hw) noexcept {
+                               double row_bytes, const HwSpec& hw) {
   const double hold = hw.memory.atomic_add_cycles;
   const double region = hw.memory.atomic_region_bytes;
   const double l2 = hw.memory.l2_read_bytes_per_cycle;
@@ -66,52 +66,67 @@ double hot_region_chain_cycles(const OpDesc& op, const AttrTable& attrs, double 
 
 }  // namespace
 
-KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores) noexcept {
+GatherShape gather_shape(const OpDesc& op, const AttrTable& attrs) {
+  GatherShape g;
+  const TensorDesc& params = op.inputs[0];
+  // the indices: the first integer tensor after the params (IndexSelect puts `dim` between)
+  const TensorDesc* idx = &op.inputs[1];
+  for (std::size_t i = 1; i < op.inputs.size(); ++i) {
+    if (is_integer(op.inputs[i].dtype) && op.inputs[i].elements() > idx->elements()) {
+      idx = &op.inputs[i];
+    }
+  }
+  const double ds = dtype_bytes(params.dtype);
+  const auto axis_raw = static_cast<std::int64_t>(attrs.number(Attr::kAxis, 0, op));
+  const auto rank = static_cast<std::int64_t>(params.shape.size());
+  const std::int64_t axis = std::clamp<std::int64_t>(axis_raw < 0 ? axis_raw + rank : axis_raw, 0,
+                                                     std::max<std::int64_t>(0, rank - 1));
+  double outer = 1, row_elems = 1;
+  for (std::int64_t a = 0; a < rank; ++a) {
+    const auto d = static_cast<double>(params.shape[static_cast<std::size_t>(a)]);
+    if (a < axis) outer *= d;
+    if (a > axis) row_elems *= d;
+  }
+  const double n = static_cast<double>(idx->elements());
+  g.rows = outer * n;
+  g.row_bytes = row_elems * ds;
+  // When the profile gives the output, it bounds what was gathered (e.g. Index with one index
+  // tensor per axis gathers single elements, not rows).
+  if (!op.outputs.empty() && g.rows > 0) {
+    g.row_bytes = std::min(g.row_bytes, op.outputs[0].bytes() / g.rows);
+  }
+  g.idx_bytes = idx->bytes();
+  g.params_bytes = params.bytes();
+  return g;
+}
+
+KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores) {
   KernelPlan p;
   p.unit = Placement::kVector;
   const OpKindInfo& kind = *op.kind;
   p.dup_ratio = f.attrs.number(Attr::kIndexDupRatio, hw.overhead.index_dup_ratio_default, op);
   if (op.inputs.size() < 2) {
-    p.warnings |= kWarnShapeMismatch;
-    return plan_generic(op, hw, cores);
+    // every return returns p, so it is built in the caller's slot: a return of another plan
+    // made GCC build p on the stack and copy it out, with store-forwarding stalls (session 18)
+    p = plan_generic(op, hw, cores);
+    return p;
   }
   if (kind.role == OpRole::kGather) {
-    const TensorDesc& params = op.inputs[0];
-    // the indices: the first integer tensor after the params (IndexSelect puts `dim` between)
-    const TensorDesc* idx = &op.inputs[1];
-    for (std::size_t i = 1; i < op.inputs.size(); ++i) {
-      if (is_integer(op.inputs[i].dtype) && op.inputs[i].elements() > idx->elements()) {
-        idx = &op.inputs[i];
-      }
-    }
-    const double ds = dtype_bytes(params.dtype);
-    const auto axis_raw = static_cast<std::int64_t>(f.attrs.number(Attr::kAxis, 0, op));
-    const auto rank = static_cast<std::int64_t>(params.shape.size());
-    const std::int64_t axis = std::clamp<std::int64_t>(axis_raw < 0 ? axis_raw + rank : axis_raw, 0,
-                                                       std::max<std::int64_t>(0, rank - 1));
-    double outer = 1, row_elems = 1;
-    for (std::int64_t a = 0; a < rank; ++a) {
-      const auto d = static_cast<double>(params.shape[static_cast<std::size_t>(a)]);
-      if (a < axis) outer *= d;
-      if (a > axis) row_elems *= d;
-    }
-    const double n = static_cast<double>(idx->elements());
-    const double rows = outer * n;
-    double row_bytes = row_elems * ds;
-    // When the profile gives the output, it bounds what was gathered (e.g. Index with one index
-    // tensor per axis gathers single elements, not rows).
-    if (!op.outputs.empty() && rows > 0) row_bytes = std::min(row_bytes, op.outputs[0].bytes() / rows);
+    // the op-only part prepared (model/prepared_op.h), or computed here for an unprepared op
+    GatherShape local;
+    const GatherShape& g = f.gather() ? *f.gather() : (local = gather_shape(op, f.attrs), local);
+    const double rows = g.rows, row_bytes = g.row_bytes;
     const double out_bytes = rows * row_bytes;
     const std::int64_t tiles = vector_tiles(out_bytes, hw, cores, saturating_count(rows));
     const double nt = static_cast<double>(tiles);
     const double b = std::min<double>(cores, nt);
-    merge(p.in, flat_transfer(idx->bytes(), nt));
-    if (params.bytes() * 2 <= hw.chip.ub_bytes) {
+    merge(p.in, flat_transfer(g.idx_bytes, nt));
+    if (g.params_bytes * 2 <= hw.chip.ub_bytes) {
       // small table: each core loads it into the UB once and gathers with vgather
-      merge(p.in, flat_transfer(params.bytes() * b, nt));
-      p.reread_bytes = params.bytes() * (b - 1);
+      merge(p.in, flat_transfer(g.params_bytes * b, nt));
+      p.reread_bytes = g.params_bytes * (b - 1);
       // vgather takes byte offsets: indices are converted (vconv) and scaled (vmuls) first
-      const double idx_bytes_tile = idx->bytes() / nt;
+      const double idx_bytes_tile = g.idx_bytes / nt;
       p.vector_cycles = fast_ceil(out_bytes / nt / hw.vector.repeat_bytes) *
                             vclass(hw, VectorClass::kGather) +
                         fast_ceil(idx_bytes_tile / hw.vector.repeat_bytes) *
@@ -168,8 +183,8 @@ KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int 
     }
   }
   if (!updates || !idx) {
-    p.warnings |= kWarnShapeMismatch;
-    return plan_generic(op, hw, cores);
+    p = plan_generic(op, hw, cores);
+    return p;
   }
   const bool nd = op.type.find("Nd") != std::string::npos;
   const double depth = nd && idx->shape.size() >= 2 ? static_cast<double>(idx->shape.back()) : 1.0;

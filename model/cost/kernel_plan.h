@@ -26,12 +26,9 @@ struct Transfer {
   double ideal_transfers = 0;   ///< DMA instructions if every row were aligned
   double rate_factor = 1;       ///< multiplies the per-core rate (ND->NZ conversion, strided A)
   double conflict_weight = 0;   ///< 0..1: share of this traffic exposed to same-address conflicts
-  /// Each DMA beyond `ideal_transfers` costs the issue of one TIK instruction
-  /// (vector.tik_issue_cycles) instead of the chip's MTE setup (memory.mte2_setup_cycles /
-  /// mte3_setup_cycles). A flag, not a cycle count with a sentinel, so that a default
-  /// KernelPlan stays all zeros: a non-zero default made every plan a copy of a constant
-  /// instead of a cleared block, +10-20 ns a prediction in bench_predict (session 17).
-  bool tik_row_issue = false;
+  // No further field: six doubles, 48 bytes, which the builders copy and add as SSE pairs. A
+  // bool here (session 17's TransData flag) made it 56 bytes and cost Concat and Gather 7-8 ns a
+  // prediction (docs/predict_speed.md, session 18); per-transfer flags live in KernelPlan.
 };
 
 /// One kernel's work.
@@ -82,6 +79,13 @@ struct KernelPlan {
   /// MTE3 store run one after another (TBE TransData and pooling kernels: their aiv_time is the
   /// sum of their pipes' busy times, not the largest).
   bool ub_single_buffer = false;
+  /// Each DMA of `in` / `out` beyond its `ideal_transfers` costs the issue of one TIK
+  /// instruction (vector.tik_issue_cycles) instead of the chip's MTE setup
+  /// (memory.mte2_setup_cycles / mte3_setup_cycles). Flags, not cycle counts with a sentinel, so
+  /// that a default KernelPlan's fields stay zero: a non-zero default made every plan a copy of
+  /// a constant instead of a cleared block, +10-20 ns a prediction in bench_predict (session 17).
+  bool in_tik_row_issue = false;
+  bool out_tik_row_issue = false;
   /// The kernel's tiler deals whole units (the images of an NC1HWC0 map) to the cores, so a core
   /// runs ceil(units / block dim) units' worth of the tiles (dealt_waves, model/cost/launch_waves.cpp); 0: the
   /// tiles spread evenly.
@@ -211,8 +215,10 @@ void plan_5d_transdata(KernelPlan& p, const TensorDesc& x, const TensorDesc& y, 
                        const HwSpec& hw) noexcept;
 [[nodiscard]] KernelPlan plan_generic(const OpDesc& op, const HwSpec& hw, int cores,
                                       double core_bytes = 0) noexcept;
+/// Not noexcept: a malformed axis or index_dup_ratio attribute raises InputError (it terminated
+/// the program while this was noexcept).
 [[nodiscard]] KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
-                                    int cores) noexcept;
+                                    int cores);
 [[nodiscard]] KernelPlan plan_sort(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
                                    int cores);
 

@@ -54,6 +54,18 @@ struct SortShape {
 /// they are parsed, so the error comes from predict() as for an unprepared op).
 [[nodiscard]] bool sort_shape(const OpDesc& op, const AttrTable& attrs, SortShape& out);
 
+/// The op-only part of a gather plan (model/cost/index_sort.cpp, plan_index, GatherV2 and its
+/// kin): the rows gathered and their bytes, from the shapes and the axis.
+struct GatherShape {
+  double idx_bytes = 0;     ///< the index tensor's bytes
+  double params_bytes = 0;  ///< the table's bytes
+  double rows = 0;          ///< rows gathered: the axes before `axis` times the indices
+  double row_bytes = 0;     ///< a row's bytes (bounded by the output when the profile gives it)
+};
+/// For a kGather op with at least two inputs. Reads the axis attribute, so it throws on a
+/// malformed one (op_facts calls it only when it is parsed, so the error comes from predict()).
+[[nodiscard]] GatherShape gather_shape(const OpDesc& op, const AttrTable& attrs);
+
 /// The GEMM of a MatMul / BatchMatMul (not a convolution, not attention); false for other ops.
 [[nodiscard]] bool matmul_gemm(const OpDesc& op, Gemm& out) noexcept;
 

@@ -481,8 +481,13 @@ KernelPlan plan_data_movement(const OpDesc& op, const HwSpec& hw, int cores) {
 KernelPlan plan_data_movement(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores,
                               double core_bytes) noexcept {
   const OpKindInfo& kind = *op.kind;
-  if (kind.role == OpRole::kCast) return plan_elementwise(op, f, hw, cores, core_bytes);
+  // every return returns p, so it is built in the caller's slot: a return of another plan made
+  // GCC build p on the stack and copy it out, with store-forwarding stalls (session 18)
   KernelPlan p;
+  if (kind.role == OpRole::kCast) {
+    p = plan_elementwise(op, f, hw, cores, core_bytes);
+    return p;
+  }
   p.unit = Placement::kVector;
   if (kind.writes_only && op.outputs.empty()) {
     // AtomicAddrClean (MindSpore on the 910) names a tensor of the kernel it prepares. Launched
@@ -568,7 +573,7 @@ KernelPlan plan_data_movement(const OpDesc& op, const OpFacts& f, const HwSpec& 
         // fp16 <-> NZ takes 2.4-3.3 cycles a row more than [B,12,50,64] (vit-64 / vit-128,
         // 1280 / 2560 rows a core: 14.5 / 23.2 us against 11.4 / 14.7 ND -> NZ, 12.8 / 21.2
         // against 9.6 / 15.3 back), where mte2_setup_cycles would charge 27 (75 us predicted).
-        p.in.tik_row_issue = p.out.tik_row_issue = true;
+        p.in_tik_row_issue = p.out_tik_row_issue = true;
       }
       if (moves_last_axis) p.vector_cycles = pass_cycles(kind, out_bytes / nt, hw);
       break;

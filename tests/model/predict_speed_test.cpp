@@ -69,11 +69,12 @@ TEST_CASE("round_up with a power-of-two step is the division's", "[predict_speed
   }
 }
 
-TEST_CASE("a cold read stream with no re-reads costs bytes / rate per core, bit for bit",
+TEST_CASE("a cold read stream with no re-reads costs bytes x time per byte per core, bit for bit",
           "[predict_speed]") {
-  // evaluate() skips the hit-ratio divisions when nothing is re-read and L2 is cold (a lone op);
-  // the MTE2 stage must still be (bytes / (rate_factor / (0 / l2_rate + 1 / gm_rate)) + setup) / f
-  // with the old operations, on rates that are and are not powers of two.
+  // evaluate() skips the hit term when nothing is re-read and L2 is cold (a lone op); the MTE2
+  // stage must still be the general formula's, bytes x (h / l2_rate + (1 - h) / gm_rate, as times
+  // per byte) x (1 / f) / rate_factor + setup x (1 / f) with h = 0 (session 18's times per byte,
+  // docs/predict_speed.md), on rates that are and are not powers of two.
   HwSpec hw = test::chip("ascend910b3");
   hw.memory.l2_hit_ratio_default = 0;
   for (const double gm : {16.0, 23.7, 64.0, 100.0 / 3.0}) {
@@ -86,11 +87,13 @@ TEST_CASE("a cold read stream with no re-reads costs bytes / rate per core, bit 
       p.in.transfers = p.in.ideal_transfers = 1;
       p.in.rate_factor = rate_factor;
       const OpCost c = cost::evaluate(p, hw, CoreBudget{}, PredictContext{});
-      const double f = hw.cycles_per_us();
+      const double us_per_cycle = 1.0 / hw.cycles_per_us();
       const double l2_rate = std::max(gm, hw.memory.l2_read_bytes_per_cycle);
       const double h = 0.0;
-      const double in_rate = rate_factor / (h / l2_rate + (1 - h) / gm);
-      const double stage = (123457.0 / in_rate + 1 * hw.memory.mte2_setup_cycles) / f;
+      const double cycles_per_byte = h * (1.0 / l2_rate) + (1 - h) * (1.0 / gm);
+      const double us_per_byte = cycles_per_byte * (us_per_cycle / rate_factor);
+      const double stage =
+          123457.0 * us_per_byte + 1 * hw.memory.mte2_setup_cycles * us_per_cycle;
       INFO("gm = " << gm << ", rate_factor = " << rate_factor);
       CHECK(same(c.pipes.mte2_us, 1.0 * (stage + 0.0 + 0.0)));
       CHECK(same(c.bytes_in, 123457.0));

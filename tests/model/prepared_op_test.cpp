@@ -126,6 +126,8 @@ TEST_CASE("a malformed attribute read from a prepared op throws as the OpDesc's 
   CHECK(p.facts().attrs.has(Attr::kIndexDupRatio));
   CHECK_THROWS_AS(p.facts().attrs.number(Attr::kIndexDupRatio, 0, p.op()), InputError);
   CHECK_THROWS_AS(op.attr_number("index_dup_ratio", 0), InputError);
+  // and predict() raises it (plan_index was noexcept, so it terminated the program)
+  CHECK_THROWS_AS(predict(p, test::chip("ascend910b3")), InputError);
   const PreparedOp q(test::op("Conv2D", "8,64,56,56;128,64,3,3", "FLOAT16", {{"pads", "1,2,3,4"}}));
   std::array<std::int64_t, 8> v{};
   REQUIRE(q.facts().attrs.ints(Attr::kPads, v) == 4);
@@ -156,6 +158,29 @@ TEST_CASE(
   OpDesc sort_k = sort;
   sort_k.attrs.emplace_back("k", "many");
   CHECK(text_of(predict(PreparedOp(sort_k), hw)) == text_of(predict(sort, hw)));
+}
+
+TEST_CASE("a gather's rows are prepared, and a malformed axis throws from predict()", "[prepared]") {
+  const HwSpec& hw = test::chip("ascend910b3");
+  // IndexSelect-like: the indices are the largest integer tensor after the params, axis 1 of
+  // [8, 1000, 64] fp16 gathers 8 x 4000 rows of 64 x 2 bytes
+  const OpDesc gather =
+      test::op("GatherV2", "8,1000,64;4000;1", "FLOAT16;INT32;INT32", {{"axis", "1"}});
+  const PreparedOp p(gather);
+  REQUIRE(p.facts().gather() != nullptr);
+  const cost::GatherShape& g = *p.facts().gather();
+  CHECK(g.rows == 8 * 4000);
+  CHECK(g.row_bytes == 128);
+  CHECK(g.idx_bytes == 4000 * 4);
+  CHECK(g.params_bytes == 8 * 1000 * 64 * 2);
+  CHECK(text_of(predict(p, hw)) == text_of(predict(gather, hw)));
+  OpDesc bad = gather;
+  bad.attrs.clear();
+  bad.attrs.emplace_back("axis", "sideways");  // after make_op, which would reject it
+  const PreparedOp q(bad);
+  CHECK(q.facts().gather() == nullptr);
+  CHECK_THROWS_AS(predict(q, hw), InputError);
+  CHECK_THROWS_AS(predict(bad, hw), InputError);
 }
 
 TEST_CASE("a convolution's operands are prepared, and a malformed groups throws from predict()",
