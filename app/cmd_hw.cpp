@@ -79,6 +79,7 @@ std::vector<Row> spec_rows(const HwSpec& s) {
   add("cube", "fixpipe_bytes_per_cycle", q.fixpipe_bytes_per_cycle, "B/cycle");
   add("cube", "gm_to_l1_bytes_per_cycle", q.gm_to_l1_bytes_per_cycle, "B/cycle");
   add("cube", "nd2nz_load_factor", q.nd2nz_load_factor, "factor");
+  add("cube", "context_l2_factor", q.context_l2_factor, "x context L2 hits");
   add("cube", "mix_vector_ratio", q.mix_vector_ratio, "AIV per AIC");
   add("cube", "nd2nz_inline_max_elements", q.nd2nz_inline_max_elements, "elements (0 = off)");
   add("cube", "split_k_min_k", q.split_k_min_k, "elements (0 = off)");

@@ -189,6 +189,7 @@ void Loader::read_model_sections(TableReader& root, bool overlay) {
     s->number("fixpipe_bytes_per_cycle", c.fixpipe_bytes_per_cycle, kPositive);
     s->number("gm_to_l1_bytes_per_cycle", c.gm_to_l1_bytes_per_cycle, kPositive);
     s->number("nd2nz_load_factor", c.nd2nz_load_factor, kEfficiency);
+    s->optional_number("context_l2_factor", c.context_l2_factor, kRatio);
     s->number("mix_vector_ratio", c.mix_vector_ratio, kPositive);
     s->integer("nd2nz_inline_max_elements", c.nd2nz_inline_max_elements, 0);
     s->integer("split_k_min_k", c.split_k_min_k, 0);

@@ -76,6 +76,9 @@ struct CubeSpec {
   double fixpipe_bytes_per_cycle = 0;    ///< L0C -> GM through FixPipe
   double gm_to_l1_bytes_per_cycle = 0;   ///< per-core MTE2 rate GM -> L1 (the cube's operand path)
   double nd2nz_load_factor = 0;          ///< MTE2 rate factor when loading ND and converting to NZ
+  /// Share of the graph context's L2 hit ratio (an input another op left in L2) a cube kernel's
+  /// operand loads take, [0, 1]; optional, 1 when absent.
+  double context_l2_factor = 1;
   double mix_vector_ratio = 0;           ///< AIV used per AIC by a MIX kernel (1:2 on 220x)
   /// An ND operand whose contiguous axis is longer than this is converted to NZ by the vector
   /// cores in a phase before the GEMM (MatMulV3 V_HEAD_ND2NZ); 0 = never.

@@ -97,8 +97,12 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   const double fills = round_fills(plan, hw, budget, w_ideal);
 
   // L2: data other tiles already read is an L2 hit; the rest hits with the context's ratio.
-  const double h_ctx = ctx.l2_hit_ratio >= 0 ? std::min(1.0, ctx.l2_hit_ratio)
-                                             : hw.memory.l2_hit_ratio_default;
+  // A cube kernel's operand loads take cube.context_l2_factor of it: none on the first-generation
+  // 910, whose GEMMs and convolutions run as if their inputs were cold (docs/accuracy_mechanisms.md,
+  // "Session 18"); x 1 elsewhere, the same bits.
+  const double h_ctx = (ctx.l2_hit_ratio >= 0 ? std::min(1.0, ctx.l2_hit_ratio)
+                                              : hw.memory.l2_hit_ratio_default) *
+                       (plan.cube_operand_path ? hw.cube.context_l2_factor : 1.0);
   const double in_total = plan.in.padded_bytes * static_cast<double>(tiles);
   // Speed (issue #16): the divisions from here to the hit ratio form one dependent chain
   // (re-read share, its L2 hits), ~13 cycles each. Where a term is an exact zero its division is

@@ -210,6 +210,33 @@ TEST_CASE("a GEMM's L2 misses stream at each core's DDR rate, whatever its GM ->
   CHECK(warm.duration_us == Approx(0.316 + 1.024 + 3.1).epsilon(1e-3));
 }
 
+TEST_CASE("a cube kernel takes cube.context_l2_factor of the context's L2 hits, a vector one all",
+          "[mechanism][memory][cube]") {
+  HwSpec hw = toy();
+  fast_cube_paths(hw);
+  hw.memory.gm_read_bytes_per_cycle = 32;  // the core's DDR rate
+  hw.memory.mte2_setup_cycles = 0;
+  PredictContext hit;
+  hit.l2_hit_ratio = 1;  // the graph left every input in L2
+  const auto gemm = [&] {
+    return predict(op("MatMulV2", "16,1024;1024,256", "FLOAT16"), hw, CoreBudget{1, 0}, hit);
+  };
+  // Factor 1: the inputs hit, the cube's 1024 cycles bound (as in the case above).
+  hw.cube.context_l2_factor = 1;
+  CHECK(gemm().duration_us == Approx(0.316 + 1.024 + 3.1).epsilon(1e-3));
+  // Factor 0 (the first-generation 910): cold, the 557056 B stream at 32 B/cycle, 17.408 us.
+  hw.cube.context_l2_factor = 0;
+  CHECK(gemm().duration_us == Approx(0.316 + 17.408 + 3.1));
+  // Factor 0.5: half the bytes miss, 278528 / 32 = 8704 cycles.
+  hw.cube.context_l2_factor = 0.5;
+  CHECK(gemm().duration_us == Approx(0.316 + 8.704 + 3.1));
+  // A vector kernel keeps its hits whatever the factor.
+  const OpCost add_all = predict(op("Add", "1048576;1048576", "FLOAT32"), hw, CoreBudget{}, hit);
+  hw.cube.context_l2_factor = 0;
+  const OpCost add_none = predict(op("Add", "1048576;1048576", "FLOAT32"), hw, CoreBudget{}, hit);
+  CHECK(add_none.duration_us == add_all.duration_us);
+}
+
 TEST_CASE("a single-M-block GEMM narrows its N blocks to the largest divisor the cores take",
           "[mechanism][cube]") {
   const HwSpec hw = toy();  // 4 cube cores, base block 128 x 256
