@@ -12,7 +12,7 @@ using namespace npusim;
 
 namespace {
 
-HwSpec chip30() {
+HwSpec head_chip30() {
   HwSpec hw = npusim::test::toy_vector_chip();  // 1000 MHz
   hw.chip.cube_cores = 30;
   hw.chip.vector_cores = 30;
@@ -41,7 +41,7 @@ cost::KernelPlan vector_plan(std::int64_t tiles) {
 }  // namespace
 
 TEST_CASE("the head counts the blocks launched, at most the chip's cores", "[mechanism][head]") {
-  const HwSpec hw = chip30();
+  const HwSpec hw = head_chip30();
   // one tile on one core: with no launch block dim the head is 300 + 100 x 1 cycles
   CoreBudget none;
   none.vector_cores = 30;
@@ -63,7 +63,7 @@ TEST_CASE("the head counts the blocks launched, at most the chip's cores", "[mec
 
 TEST_CASE("a launch's block dim splits a small tensor down to one 32-byte block a core",
           "[mechanism][head]") {
-  const HwSpec hw = chip30();
+  const HwSpec hw = head_chip30();
   // SquareSumV1-sized: 3072 fp16 elements, 6144 B. The model's own tiler gives a core at least
   // 4096 B: 2 cores. Launched on 12 blocks (the BERT runs' LAMB kernels), 512 B a core: 12.
   const OpDesc relu = test::op_io("Relu", "3072", "FLOAT16", "ND", "3072", "FLOAT16", "ND");
