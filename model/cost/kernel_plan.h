@@ -215,6 +215,9 @@ void plan_5d_transdata(KernelPlan& p, const TensorDesc& x, const TensorDesc& y, 
                        const HwSpec& hw) noexcept;
 [[nodiscard]] KernelPlan plan_generic(const OpDesc& op, const HwSpec& hw, int cores,
                                       double core_bytes = 0) noexcept;
+/// As above with the op-only part from the facts when they hold it (a generic-family op).
+[[nodiscard]] KernelPlan plan_generic(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
+                                      int cores, double core_bytes) noexcept;
 /// Not noexcept: a malformed axis or index_dup_ratio attribute raises InputError (it terminated
 /// the program while this was noexcept).
 [[nodiscard]] KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
