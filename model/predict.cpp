@@ -136,7 +136,7 @@ OpCost on_core(const OpDesc& op, const OpFacts& f, const HwSpec& hw, CoreBudget 
       case OpFamily::kCube:
       case OpFamily::kGeneric: break;
     }
-    return cost::plan_generic(op, hw, cores, core_bytes);
+    return cost::plan_generic(op, f, hw, cores, core_bytes);
   }();
   return run_plan(plan, op, f, hw, budget, c, nullptr);
 }

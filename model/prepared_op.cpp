@@ -91,6 +91,9 @@ OpFacts op_facts(const OpDesc& op) {
         f.shape = cost::gather_shape(op, f.attrs);
       }
       break;
+    case OpFamily::kGeneric:
+      f.shape = cost::generic_shape(op);
+      break;
     default:
       break;
   }

@@ -81,9 +81,11 @@ struct OpFacts {
   double input_bytes = 0;
   /// The family's part, when it has one: a MatMul / BatchMatMul's GEMM, an elementwise op's (and
   /// Cast's) extent, a data-movement op's shape (past its early exits), a reduction's layout
-  /// (not pooling), a sort's rows, a convolution's operands, a gather's rows. A variant, so preparing an op does not zero the parts it has not.
+  /// (not pooling), a sort's rows, a convolution's operands, a gather's rows, a generic
+  /// op's bytes. A variant, so preparing an op does not zero the parts it has not.
   std::variant<std::monostate, cost::Gemm, cost::ElementwiseShape, cost::MovementShape,
-               cost::ReduceLayout, cost::SortShape, cost::ConvOperands, cost::GatherShape>
+               cost::ReduceLayout, cost::SortShape, cost::ConvOperands, cost::GatherShape,
+               cost::GenericShape>
       shape;
   [[nodiscard]] const cost::Gemm* gemm() const noexcept { return std::get_if<cost::Gemm>(&shape); }
   [[nodiscard]] const cost::ElementwiseShape* elementwise() const noexcept {
@@ -103,6 +105,9 @@ struct OpFacts {
   }
   [[nodiscard]] const cost::GatherShape* gather() const noexcept {
     return std::get_if<cost::GatherShape>(&shape);
+  }
+  [[nodiscard]] const cost::GenericShape* generic() const noexcept {
+    return std::get_if<cost::GenericShape>(&shape);
   }
 };
 

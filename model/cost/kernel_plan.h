@@ -215,6 +215,9 @@ void plan_5d_transdata(KernelPlan& p, const TensorDesc& x, const TensorDesc& y, 
                        const HwSpec& hw) noexcept;
 [[nodiscard]] KernelPlan plan_generic(const OpDesc& op, const HwSpec& hw, int cores,
                                       double core_bytes = 0) noexcept;
+/// As above with the op-only part from the facts when they hold it (a generic-family op).
+[[nodiscard]] KernelPlan plan_generic(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
+                                      int cores, double core_bytes) noexcept;
 /// Not noexcept: a malformed axis or index_dup_ratio attribute raises InputError (it terminated
 /// the program while this was noexcept).
 [[nodiscard]] KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw,
@@ -240,16 +243,25 @@ inline constexpr double kMaxCount = 9007199254740992.0;  // 2^53
 /// 2^52 (truncation to an integer is exact there): x86-64's baseline has no rounding
 /// instruction, so the library form is a longer bit-mask sequence. Zero, negative, huge and NaN
 /// values take the library form (-0.0 and the sign of a zero result stay exact).
+/// With SSE4.1 (docs/building.md) both are the library form, one roundsd each.
 [[nodiscard]] inline double fast_ceil(double x) noexcept {
+#ifdef __SSE4_1__
+  return std::ceil(x);
+#else
   if (x > 0 && x < 4503599627370496.0) {  // (0, 2^52)
     const double t = static_cast<double>(static_cast<std::int64_t>(x));
     return t < x ? t + 1 : t;
   }
   return std::ceil(x);
+#endif
 }
 [[nodiscard]] inline double fast_floor(double x) noexcept {
+#ifdef __SSE4_1__
+  return std::floor(x);
+#else
   if (x > 0 && x < 4503599627370496.0) return static_cast<double>(static_cast<std::int64_t>(x));
   return std::floor(x);
+#endif
 }
 /// saturating_count(std::ceil(x)) (a count in [1, 2^53]), without the rounding to a double and
 /// back where x is in (0, 2^52).

@@ -66,6 +66,16 @@ struct GatherShape {
 /// malformed one (op_facts calls it only when it is parsed, so the error comes from predict()).
 [[nodiscard]] GatherShape gather_shape(const OpDesc& op, const AttrTable& attrs);
 
+/// The op-only part of the generic plan (model/cost/vector_ops.cpp, plan_generic): what it reads
+/// and writes and the widest input dtype.
+struct GenericShape {
+  double in_bytes = 0;   ///< every input's bytes
+  double out_bytes = 0;  ///< every output's bytes (the largest input's when none is given)
+  double ds = 2;         ///< the widest input dtype's bytes, at least 2
+  bool scalar = false;   ///< int64 data: the scalar unit does the pass
+};
+[[nodiscard]] GenericShape generic_shape(const OpDesc& op) noexcept;
+
 /// The GEMM of a MatMul / BatchMatMul (not a convolution, not attention); false for other ops.
 [[nodiscard]] bool matmul_gemm(const OpDesc& op, Gemm& out) noexcept;
 

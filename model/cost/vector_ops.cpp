@@ -602,30 +602,49 @@ KernelPlan plan_data_movement(const OpDesc& op, const OpFacts& f, const HwSpec& 
   return p;
 }
 
-KernelPlan plan_generic(const OpDesc& op, const HwSpec& hw, int cores, double core_bytes) noexcept {
+GenericShape generic_shape(const OpDesc& op) noexcept {
+  GenericShape g;
+  for (const auto& t : op.inputs) g.in_bytes += t.bytes();
+  for (const auto& t : op.outputs) g.out_bytes += t.bytes();
+  if (op.outputs.empty()) {
+    for (const auto& t : op.inputs) g.out_bytes = std::max(g.out_bytes, t.bytes());
+  }
+  g.scalar = any_int64(op.inputs);
+  for (const auto& t : op.inputs) g.ds = std::max(g.ds, dtype_bytes(t.dtype));
+  return g;
+}
+
+namespace {
+
+KernelPlan generic_plan(const OpKindInfo& kind, const GenericShape& g, const HwSpec& hw,
+                        int cores, double core_bytes) noexcept {
   // Unknown op type: read every input, one unary pass over the output, write it.
   KernelPlan p;
   p.unit = Placement::kVector;
   p.warnings |= kWarnUnknownOpType;
-  double in_bytes = 0;
-  for (const auto& t : op.inputs) in_bytes += t.bytes();
-  double out_bytes = 0;
-  for (const auto& t : op.outputs) out_bytes += t.bytes();
-  if (op.outputs.empty()) {
-    for (const auto& t : op.inputs) out_bytes = std::max(out_bytes, t.bytes());
-  }
+  const double in_bytes = g.in_bytes, out_bytes = g.out_bytes, ds = g.ds;
   const std::int64_t tiles =
       vector_tiles(std::max(in_bytes, out_bytes), hw, cores, INT64_MAX, core_bytes);
   const double nt = static_cast<double>(tiles);
   p.in = flat_transfer(in_bytes, nt);
   p.out = flat_transfer(out_bytes, nt);
-  const bool scalar = any_int64(op.inputs);
-  double ds = 2;
-  for (const auto& t : op.inputs) ds = std::max(ds, dtype_bytes(t.dtype));
-  add_compute(p, *op.kind, out_bytes / nt, out_bytes / ds / nt, scalar, hw);
+  add_compute(p, kind, out_bytes / nt, out_bytes / ds / nt, g.scalar, hw);
   p.tiles = tiles;
   p.flops = out_bytes / ds;
   return p;
+}
+
+}  // namespace
+
+KernelPlan plan_generic(const OpDesc& op, const HwSpec& hw, int cores, double core_bytes) noexcept {
+  return generic_plan(*op.kind, generic_shape(op), hw, cores, core_bytes);
+}
+
+KernelPlan plan_generic(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores,
+                        double core_bytes) noexcept {
+  const GenericShape* g = f.generic();
+  return g ? generic_plan(*op.kind, *g, hw, cores, core_bytes)
+           : generic_plan(*op.kind, generic_shape(op), hw, cores, core_bytes);
 }
 
 }  // namespace npusim::cost
