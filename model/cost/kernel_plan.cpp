@@ -35,7 +35,7 @@ std::int64_t saturating_count(double x) noexcept {
 
 std::int64_t vector_tiles(double total_bytes, const HwSpec& hw, int cores,
                           std::int64_t max_parallel, double core_bytes) noexcept {
-  const double chunk = core_bytes > 0 ? core_bytes : hw.vector.min_bytes_per_core;
+  const double chunk = core_chunk_bytes(hw, core_bytes);
   const std::int64_t wanted = ceil_count(div_pow2(std::max(total_bytes, 1.0), std::max(chunk, 1.0)));
   const std::int64_t b =
       std::max<std::int64_t>(1, std::min<std::int64_t>({static_cast<std::int64_t>(cores),

@@ -130,6 +130,11 @@ void dealt_waves(double parts, int cores, std::int64_t tiles, std::int64_t& wave
 [[nodiscard]] inline double launch_core_bytes(const HwSpec& hw, const CoreBudget& budget) noexcept {
   return budget.launch_blocks > 1 ? hw.memory.block_bytes : 0.0;
 }
+/// The chunk a vector tiler gives a core: `core_bytes` when a launch set it, else the spec's
+/// vector.min_bytes_per_core.
+[[nodiscard]] inline double core_chunk_bytes(const HwSpec& hw, double core_bytes) noexcept {
+  return core_bytes > 0 ? core_bytes : hw.vector.min_bytes_per_core;
+}
 
 /// Pipeline fills per core of a cube launch above the core count (the cases block_waves covers):
 /// a core runs ceil(blocks / cores) blocks one after another, and each block starts its pipeline

@@ -280,7 +280,7 @@ KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const Hw
   const double out_ds = !op.outputs.empty() ? dtype_bytes(op.outputs[0].dtype) : ds;
 
   std::int64_t parallel = saturating_count(e / std::max(1.0, row_len));
-  const double chunk = core_bytes > 0 ? core_bytes : hw.vector.min_bytes_per_core;
+  const double chunk = core_chunk_bytes(hw, core_bytes);
   if (kind.role == OpRole::kReduce && last_axis_reduction) {
     // long rows are split over cores with a final combine
     parallel = saturating_count(rows * fast_ceil(row_len * ds / std::max(1.0, chunk)));

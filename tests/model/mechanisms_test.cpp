@@ -185,12 +185,22 @@ TEST_CASE("a cube-bound GEMM runs its base blocks in waves and the last partial 
   CHECK(even.critical_path.tail_us == Approx(0).margin(1e-9));
 }
 
-TEST_CASE("a GEMM's L2 misses stream at each core's DDR rate, whatever its GM -> L1 rate",
-          "[mechanism][memory][cube]") {
+namespace {
+
+// The toy chip with fast cube paths whose cores read GM at a DDR rate of 32 B/cycle, no setup.
+HwSpec ddr_cube_toy() {
   HwSpec hw = toy();
   fast_cube_paths(hw);
   hw.memory.gm_read_bytes_per_cycle = 32;  // the core's DDR rate
   hw.memory.mte2_setup_cycles = 0;
+  return hw;
+}
+
+}  // namespace
+
+TEST_CASE("a GEMM's L2 misses stream at each core's DDR rate, whatever its GM -> L1 rate",
+          "[mechanism][memory][cube]") {
+  HwSpec hw = ddr_cube_toy();
   // (16,1024) x (1024,256) fp16 on one core: one tile, nothing re-read. A 32768 B + B 524288 B =
   // 557056 B, all L2 misses: 557056 / 32 = 17408 cycles, far above the tile's stages (cube
   // 16 x 256 x 1024 / 4096 = 1024 cycles). Head 300 + 16 = 316; latency 2 x 1400 + 300 = 3100.
@@ -212,10 +222,7 @@ TEST_CASE("a GEMM's L2 misses stream at each core's DDR rate, whatever its GM ->
 
 TEST_CASE("a cube kernel takes cube.context_l2_factor of the context's L2 hits, a vector one all",
           "[mechanism][memory][cube]") {
-  HwSpec hw = toy();
-  fast_cube_paths(hw);
-  hw.memory.gm_read_bytes_per_cycle = 32;  // the core's DDR rate
-  hw.memory.mte2_setup_cycles = 0;
+  HwSpec hw = ddr_cube_toy();
   PredictContext hit;
   hit.l2_hit_ratio = 1;  // the graph left every input in L2
   const auto gemm = [&] {
