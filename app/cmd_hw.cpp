@@ -84,6 +84,7 @@ std::vector<Row> spec_rows(const HwSpec& s) {
   add("cube", "nd2nz_inline_max_elements", q.nd2nz_inline_max_elements, "elements (0 = off)");
   add("cube", "split_k_min_k", q.split_k_min_k, "elements (0 = off)");
   add("cube", "split_k_chunk_bytes", q.split_k_chunk_bytes, "B");
+  add("cube", "divisor_block_split", q.divisor_block_split, "");
   const VectorSpec& v = s.vector;
   add("vector", "repeat_bytes", v.repeat_bytes, "B");
   add("vector", "api_overhead_cycles", v.api_overhead_cycles, "cycles");

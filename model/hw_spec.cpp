@@ -120,6 +120,14 @@ class Loader {
       record(key);
     }
 
+    // A flag a spec file may leave out: the field keeps its default.
+    void optional_boolean(const char* key, bool& field) {
+      const auto v = reader_.optional_boolean(key);
+      if (!v) return;
+      field = *v;
+      record(key);
+    }
+
     void text(const char* key, std::string& field) {
       std::string v;
       if (overlay_) {
@@ -194,6 +202,7 @@ void Loader::read_model_sections(TableReader& root, bool overlay) {
     s->integer("nd2nz_inline_max_elements", c.nd2nz_inline_max_elements, 0);
     s->integer("split_k_min_k", c.split_k_min_k, 0);
     s->integer("split_k_chunk_bytes", c.split_k_chunk_bytes, 1);
+    s->optional_boolean("divisor_block_split", c.divisor_block_split);
     s->finish();
   }
   if (auto s = section(root, "vector", overlay)) {

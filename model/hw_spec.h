@@ -87,6 +87,11 @@ struct CubeSpec {
   /// block of rows, walks K in chunks and adds fp32 partials atomically; 0 = never.
   int split_k_min_k = 0;
   int split_k_chunk_bytes = 0;  ///< K chunk of one split-K step, in bytes of the operand dtype
+  /// The tiler splits a GEMM's output over blocks only by divisors of its M and N fractal counts
+  /// (TBE's static matmul tiling on the 910): an axis with more fractals than cores and no divisor
+  /// from 2 to the core count (a prime, 21136 = 1321 x 16) is not split, and every block reads
+  /// the whole operand on that side; optional, false when absent.
+  bool divisor_block_split = false;
 };
 
 /// [vector]: the vector unit of one AIV, and its scalar unit.

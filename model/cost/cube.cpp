@@ -256,6 +256,34 @@ double narrow_n_tiles(const Gemm& g, bool conv, bool split_k, double tiles_m, do
   return tiles_n;
 }
 
+// TBE's static GEMM tiler on the 910 (hw.cube.divisor_block_split) splits the output's M and N
+// fractals over the blocks by divisors only. An axis of f > cores fractals with no divisor from 2
+// to the core count (no prime factor up to it: a prime such as BERT's vocabulary, 21136 = 1321
+// fractals) is not split at all. Checks the primes up to 61 (a core count above that is treated
+// as 61): any divisor up to the core count has a prime factor up to it.
+bool unsplittable_axis(double fractals, int cores) noexcept {
+  if (cores < 2 || fractals <= cores || fractals > 4294967295.0) return false;
+  static constexpr std::array<std::uint32_t, 18> kPrimes{2,  3,  5,  7,  11, 13, 17, 19, 23,
+                                                         29, 31, 37, 41, 43, 47, 53, 59, 61};
+  const auto f = static_cast<std::uint32_t>(fractals);
+  for (const std::uint32_t q : kPrimes) {
+    if (q > static_cast<std::uint32_t>(cores)) break;
+    if (f % q == 0) return false;
+  }
+  return true;
+}
+
+// The largest divisor of `fractals` that is at most `cores` (1 when none is): the blocks the
+// divisor tiler gives the axis the other one leaves whole.
+double largest_divisor_upto(double fractals, int cores) noexcept {
+  const auto f = static_cast<std::uint64_t>(fractals);
+  for (std::uint64_t d = std::min<std::uint64_t>(f, static_cast<std::uint64_t>(cores)); d > 1;
+       --d) {
+    if (f % d == 0) return static_cast<double>(d);
+  }
+  return 1;
+}
+
 bool is_conv(OpRole role) noexcept {
   return role == OpRole::kConv2D || role == OpRole::kConvBackpropInput ||
          role == OpRole::kConvBackpropFilter;
@@ -377,6 +405,33 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
     p.fixpipe_in_l2 = g.m * g.n * 4.0 <= hw.chip.l2_bytes;
     p.fixpipe_atomic = true;
     return p;
+  }
+
+  // An output axis the divisor tiler cannot split (see unsplittable_axis): the blocks split the
+  // other axis by its largest divisor up to the cores, and each block computes its share of that
+  // axis against the whole of this one over all of K, so it streams the whole operand on this
+  // side (BERT's vocabulary GEMMs on the 910: logits 640 x 21136 on 20 blocks, each reading all
+  // of the 21136 x 768 weights; the weight gradient 21136 x 768 on 24 blocks, each reading all of
+  // the 640 x 21136 logit gradient). Each block reads it at its port's DDR rate, whether or not
+  // the other blocks' reads left it in L2 (docs/accuracy_mechanisms.md, "Session 19").
+  if (hw.cube.divisor_block_split && !conv && g.batch <= 1 && !g.k_over_batch) {
+    // The tiler splits for the chip's cores (the blocks it launches), whatever share of them
+    // the caller's budget runs them on.
+    const int chip_cores = hw.chip.cube_cores;
+    const double fm = mp / m0;
+    const double fn = np / n0;
+    const bool m_whole = unsplittable_axis(fm, chip_cores);
+    if (m_whole || unsplittable_axis(fn, chip_cores)) {
+      const double m_dim = m_whole ? 1.0 : largest_divisor_upto(fm, chip_cores);
+      const double n_dim = m_whole ? largest_divisor_upto(fn, chip_cores) : 1.0;
+      const double tiles = m_dim * n_dim;
+      p.tiles = saturating_count(tiles);
+      (void)tile_io(mp / m_dim, np / n_dim, kp, tiles);
+      p.cube_efficiency = (g.m * g.n * g.k) / (mp * np * kp);
+      p.reread_hit_ratio = 0;
+      p.fixpipe_bytes = g.m * g.n * out_ds / tiles;
+      return p;
+    }
   }
 
   // A filter gradient's K runs over the batch: when its output blocks leave cores idle, the

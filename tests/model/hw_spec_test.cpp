@@ -219,7 +219,7 @@ TEST_CASE("each bad chip file fails with its exact diagnostic", "[hw_spec][bad]"
        ":76:18: error: [memory].hbm_efficiency: expected a finite number in (0, 1], got nan"},
       {"hw_unknown_key.toml",
        ":29:1: error: [cube]: unknown key 'eficiency'; accepted keys: context_l2_factor, "
-       "conv_efficiency, efficiency, "
+       "conv_efficiency, divisor_block_split, efficiency, "
        "fixpipe_bytes_per_cycle, fp32_rate_factor, fractal_k_bytes, fractal_m, fractal_n, "
        "gm_to_l1_bytes_per_cycle, int8_rate_factor, l1_to_l0a_bytes_per_cycle, "
        "l1_to_l0b_bytes_per_cycle, macs_per_cycle_fp16, mix_vector_ratio, "
