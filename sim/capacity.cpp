@@ -23,11 +23,16 @@ namespace {
 constexpr int kMaxRateDoublings = 30;
 // Runs advance in steps of 1/kSteps of their measured requests (at least kStepMin), one step at a
 // time while a rate is a candidate, so a rate the search leaves costs the steps it took. The
-// first kMaxFirstLooks rates get one step each before any run is taken to its end (search tuning,
-// not model constants: bench_capacity_grid compares choices in kernel events).
+// first kMaxFirstLooks rates get kFirstLookSteps steps each before any run is taken to its end
+// (search tuning, not model constants: bench_capacity_grid compares choices in kernel events).
+// Three eighths, not one: the P99 of a first eighth is the arrival sequence's first stretch, which
+// on seed 1 of the 100-point grid is heavier than the run (the over-count 1.1-1.3x its share on
+// one and two streams), and the first full run it placed landed low; at three eighths the grid
+// costs 5.03 (seed 2: 5.24) plain sweeps against 5.24 (5.42) at one, 4.96 (5.55) at four.
 constexpr std::int64_t kSteps = 8;
 constexpr std::int64_t kStepMin = 200;
 constexpr int kMaxFirstLooks = 2;
+constexpr int kFirstLookSteps = 3;
 // The first run taken to its end is finished even when it settles over, to serve as the reference,
 // if by then it ran at least this share of its measured requests: its exact over-count profile is
 // worth more than the rest of the run costs. (Finishing later runs that settle late as references
@@ -41,6 +46,12 @@ constexpr double kMinLogSlope = 0.01;
 // A reference's over-count at a depth below this gives no growth factor worth predicting with
 // (Poisson noise of +-30 % and more): a prefix of that depth places nothing (search tuning).
 constexpr std::int64_t kMinPrefixCount = 10;
+// Nor does a prefix of a single step once a reference exists: near the capacity its over-count
+// (about 30 of the 201 on the grid's one- and two-stream points) moves by one or two per grid step,
+// against a full count that moves 3-5 %, so the reference's growth factor (6x) turns a count's
+// noise of +-1 into +-2 grid steps; a candidate is placed by the runs that went deeper instead
+// (search tuning: 4.88 (seed 2: 4.90) plain sweeps against 5.03 (5.24) with one-step prefixes).
+constexpr std::size_t kMinInformativeSteps = 2;
 // The most grid steps one extrapolation from two measured rates may move.
 constexpr std::int64_t kMaxJump = 24;
 // The probes: a few hundred requests give a floor and a ceiling to a few per cent, all a first
@@ -179,7 +190,8 @@ class Search {
 
   void look(std::int64_t k) {
     ++looks_;
-    step(at(k));
+    Rate& r = at(k);
+    for (int i = 0; i < kFirstLookSteps && !r.run.done(); ++i) step(r);
     settle(k);
   }
 
@@ -288,6 +300,7 @@ class Search {
   [[nodiscard]] bool count_informative(std::int64_t k) const {
     const Rate& r = runs_.at(k);
     if (r.final_over || r.run.settled_over()) return true;
+    if (has_reference() && r.depth() < kMinInformativeSteps) return false;
     const Rate* ref = reference_for(k);
     return ref == nullptr || ref->over_at[r.depth() - 1] >= kMinPrefixCount;
   }
