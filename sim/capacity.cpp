@@ -36,8 +36,11 @@ constexpr int kFirstLookSteps = 3;
 // The first run taken to its end is finished even when it settles over, to serve as the reference,
 // if by then it ran at least this share of its measured requests: its exact over-count profile is
 // worth more than the rest of the run costs. (Finishing later runs that settle late as references
-// too cost more than it saved on bench_capacity_grid.)
-constexpr double kFinishSettledFrom = 0.5;
+// too cost more than it saved on bench_capacity_grid.) From 80 %, not 50 %: a run that settles
+// between is several grid steps above the crossing (one and two streams) and its profile a poorer
+// guide than the next full run's; the grid cost 4.65 / 4.43 / 4.51 plain sweeps on seeds 1-3
+// against 4.65 / 4.84 / 4.60 from 50 %.
+constexpr double kFinishSettledFrom = 0.8;
 // How much the over-count grows per grid step when no two runs say it (estimate: near the
 // capacity of the default scenario's sweep it grows 2-10 % per 2 % of rate, docs/scenarios.md).
 constexpr double kDefaultLogSlope = 0.05;
@@ -132,8 +135,14 @@ class Search {
   MaxQps run() {
     for (;;) {
       if (!has_reference()) {
-        // First looks at up to kMaxFirstLooks rates, then the rate they point to in full.
-        const std::int64_t c = std::clamp(estimate_by_y(), lo_, hi_ - 1);
+        // First looks at up to kMaxFirstLooks rates, placed by their P99 so far; then the rate
+        // their over-counts, scaled to the whole run, point to runs in full. (The counts of three
+        // eighths place the crossing 4 steps either side on one and two streams, where the P99
+        // of a prefix placed the first full run mostly below it: seeds 1-3 of the grid 4.65 /
+        // 4.84 / 4.60 plain sweeps against 4.88 / 4.90 / 4.42. Before any look the counts say
+        // nothing, so the looks themselves stay placed by the P99: jumps from the estimate.)
+        const std::int64_t c = std::clamp(
+            looks_ < kMaxFirstLooks ? estimate_by_y() : estimate_by_count(), lo_, hi_ - 1);
         std::optional<std::int64_t> fresh;  // the failing side first: it often settles early
         for (const std::int64_t k : {c + 1, c}) {
           if (!fresh && k > lo_ && k < hi_ && runs_.count(k) == 0) fresh = k;
