@@ -23,16 +23,24 @@ namespace {
 constexpr int kMaxRateDoublings = 30;
 // Runs advance in steps of 1/kSteps of their measured requests (at least kStepMin), one step at a
 // time while a rate is a candidate, so a rate the search leaves costs the steps it took. The
-// first kMaxFirstLooks rates get one step each before any run is taken to its end (search tuning,
-// not model constants: bench_capacity_grid compares choices in kernel events).
+// first kMaxFirstLooks rates get kFirstLookSteps steps each before any run is taken to its end
+// (search tuning, not model constants: bench_capacity_grid compares choices in kernel events).
+// Three eighths, not one: the P99 of a first eighth is the arrival sequence's first stretch, which
+// on seed 1 of the 100-point grid is heavier than the run (the over-count 1.1-1.3x its share on
+// one and two streams), and the first full run it placed landed low; at three eighths the grid
+// costs 5.03 (seed 2: 5.24) plain sweeps against 5.24 (5.42) at one, 4.96 (5.55) at four.
 constexpr std::int64_t kSteps = 8;
 constexpr std::int64_t kStepMin = 200;
 constexpr int kMaxFirstLooks = 2;
+constexpr int kFirstLookSteps = 3;
 // The first run taken to its end is finished even when it settles over, to serve as the reference,
 // if by then it ran at least this share of its measured requests: its exact over-count profile is
 // worth more than the rest of the run costs. (Finishing later runs that settle late as references
-// too cost more than it saved on bench_capacity_grid.)
-constexpr double kFinishSettledFrom = 0.5;
+// too cost more than it saved on bench_capacity_grid.) From 80 %, not 50 %: a run that settles
+// between is several grid steps above the crossing (one and two streams) and its profile a poorer
+// guide than the next full run's; the grid cost 4.65 / 4.43 / 4.51 plain sweeps on seeds 1-3
+// against 4.65 / 4.84 / 4.60 from 50 %.
+constexpr double kFinishSettledFrom = 0.8;
 // How much the over-count grows per grid step when no two runs say it (estimate: near the
 // capacity of the default scenario's sweep it grows 2-10 % per 2 % of rate, docs/scenarios.md).
 constexpr double kDefaultLogSlope = 0.05;
@@ -41,6 +49,12 @@ constexpr double kMinLogSlope = 0.01;
 // A reference's over-count at a depth below this gives no growth factor worth predicting with
 // (Poisson noise of +-30 % and more): a prefix of that depth places nothing (search tuning).
 constexpr std::int64_t kMinPrefixCount = 10;
+// Nor does a prefix of a single step once a reference exists: near the capacity its over-count
+// (about 30 of the 201 on the grid's one- and two-stream points) moves by one or two per grid step,
+// against a full count that moves 3-5 %, so the reference's growth factor (6x) turns a count's
+// noise of +-1 into +-2 grid steps; a candidate is placed by the runs that went deeper instead
+// (search tuning: 4.88 (seed 2: 4.90) plain sweeps against 5.03 (5.24) with one-step prefixes).
+constexpr std::size_t kMinInformativeSteps = 2;
 // The most grid steps one extrapolation from two measured rates may move.
 constexpr std::int64_t kMaxJump = 24;
 // The probes: a few hundred requests give a floor and a ceiling to a few per cent, all a first
@@ -121,8 +135,14 @@ class Search {
   MaxQps run() {
     for (;;) {
       if (!has_reference()) {
-        // First looks at up to kMaxFirstLooks rates, then the rate they point to in full.
-        const std::int64_t c = std::clamp(estimate_by_y(), lo_, hi_ - 1);
+        // First looks at up to kMaxFirstLooks rates, placed by their P99 so far; then the rate
+        // their over-counts, scaled to the whole run, point to runs in full. (The counts of three
+        // eighths place the crossing 4 steps either side on one and two streams, where the P99
+        // of a prefix placed the first full run mostly below it: seeds 1-3 of the grid 4.65 /
+        // 4.84 / 4.60 plain sweeps against 4.88 / 4.90 / 4.42. Before any look the counts say
+        // nothing, so the looks themselves stay placed by the P99: jumps from the estimate.)
+        const std::int64_t c = std::clamp(
+            looks_ < kMaxFirstLooks ? estimate_by_y() : estimate_by_count(), lo_, hi_ - 1);
         std::optional<std::int64_t> fresh;  // the failing side first: it often settles early
         for (const std::int64_t k : {c + 1, c}) {
           if (!fresh && k > lo_ && k < hi_ && runs_.count(k) == 0) fresh = k;
@@ -179,7 +199,8 @@ class Search {
 
   void look(std::int64_t k) {
     ++looks_;
-    step(at(k));
+    Rate& r = at(k);
+    for (int i = 0; i < kFirstLookSteps && !r.run.done(); ++i) step(r);
     settle(k);
   }
 
@@ -288,6 +309,7 @@ class Search {
   [[nodiscard]] bool count_informative(std::int64_t k) const {
     const Rate& r = runs_.at(k);
     if (r.final_over || r.run.settled_over()) return true;
+    if (has_reference() && r.depth() < kMinInformativeSteps) return false;
     const Rate* ref = reference_for(k);
     return ref == nullptr || ref->over_at[r.depth() - 1] >= kMinPrefixCount;
   }

@@ -12,8 +12,9 @@
 //      further;
 //   3. a run stops as soon as its P99 verdict is settled over (sim/p99_watch.h): exactly the
 //      verdict of the full run;
-//   4. two first looks (one eighth each) place the crossing roughly by their P99 so far; the rate
-//      they point to runs to its end and becomes the reference: every run sees the same arrival
+//   4. two first looks (three eighths each, the second placed by the first's P99 so far); the rate
+//      their over-counts, scaled to the whole run, point to runs to its end and becomes the
+//      reference: every run sees the same arrival
 //      sequence scaled, so another rate's over-target count after d eighths, times the factor by
 //      which the nearest reference's grew from d eighths to its end, predicts its full count. The
 //      next rate is where the predicted counts cross the P99's limit; it runs to its end, and
