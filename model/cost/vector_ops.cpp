@@ -208,7 +208,14 @@ KernelPlan elementwise_plan(const OpDesc& op, const ElementwiseShape& s, const H
         x = row_transfer(rows, last * tds, nt, hw);
       } else if (last_dim(t.shape) == last && last > 1) {
         x = row_transfer(b * te / last, last * tds, nt, hw);
-        p.reread_bytes += x.padded_bytes * nt * (b - 1) / b;
+        // the other b - 1 cores' loads of its te / last rows: x.padded_bytes x nt x (b - 1) / b
+        // without the tile count, which the padded bytes per tile divide by (session 19's
+        // formula change: two divisions off the chain to evaluate()'s hit ratio)
+        const double row_bytes = last * tds;
+        const double padded_row =
+            is_multiple(row_bytes, hw.memory.block_bytes) ? row_bytes
+                                                          : round_up(row_bytes, hw.memory.block_bytes);
+        p.reread_bytes += te / last * padded_row * (b - 1);
       } else {
         x = flat_transfer(te * tds, nt);
         broadcast_passes += 1;
