@@ -73,7 +73,9 @@ OpFacts op_facts(const OpDesc& op) {
       break;
     case OpFamily::kReduction:
       if (op.kind->role != OpRole::kPool && op.kind->role != OpRole::kPoolGrad) {
-        f.shape = cost::reduce_layout(op);
+        cost::ReduceLayout l = cost::reduce_layout(op);
+        cost::reduce_plan_facts(op, l);
+        f.shape = l;
       }
       break;
     case OpFamily::kSort:

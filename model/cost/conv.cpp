@@ -72,6 +72,83 @@ ConvFilter filter_of(const TensorDesc& t) noexcept {
   return f;
 }
 
+// The output map of a Conv2D without one: from the strides, pads and dilations (a square kernel
+// when only its area is known). conv_gemm's expression, shared with conv_gemm_pre.
+ConvFmap conv_out_map(const ConvOperands& c, double area, double cout) noexcept {
+  const ConvFmap& fx = c.fx;
+  const double sh = c.sh, sw = c.sw, ph = c.ph, pw = c.pw, dh = c.dh, dw = c.dw;
+  double kh = c.fw.kh, kw = c.fw.kw;
+  if (kh <= 0 || kw <= 0) kh = kw = std::max(1.0, std::round(std::sqrt(std::max(area, 1.0))));
+  ConvFmap fy = fx;
+  fy.c = cout;
+  fy.h = std::max(1.0, fast_floor((fx.h + ph - dh * (kh - 1) - 1) / std::max(1.0, sh)) + 1);
+  fy.w = std::max(1.0, fast_floor((fx.w + pw - dw * (kw - 1) - 1) / std::max(1.0, sw)) + 1);
+  return fy;
+}
+
+// conv_gemm's chip-independent part for maps and filters without C0 (ConvGemmPre): the same
+// expressions in the same order, K0 and what it sets left to conv_gemm.
+ConvGemmPre conv_gemm_pre(const ConvOperands& c, OpRole role) noexcept {
+  ConvGemmPre pre;
+  const ConvFmap& fx = c.fx;
+  const ConvFilter& fw = c.fw;
+  if (!c.valid || fx.c0 > 0 || fw.c0 > 0 || fw.fractal) return pre;
+  Gemm& g = pre.g;
+  const double groups = c.groups;
+  const double ds = dtype_bytes(c.x_dtype);
+  g.dtype = ds <= 1 ? DType::kInt8 : ds <= 2 ? DType::kFloat16 : DType::kFloat32;
+  double area = fw.area;
+  double cout = fw.cout;
+  ConvFmap fy;
+  if (c.y_fmap) {
+    fy = c.fy;
+    if (cout <= 0) cout = fy.c;
+  } else if (role == OpRole::kConv2D) {
+    fy = conv_out_map(c, area, cout);
+  } else {
+    fy = fx;
+    fy.c = cout;
+    g.warnings |= kWarnShapeMismatch;
+  }
+  if (cout <= 0 || area < 1) {
+    g.warnings |= kWarnShapeMismatch;
+    cout = std::max(cout, 1.0);
+    area = std::max(area, 1.0);
+  }
+  cout /= groups;
+  g.out_dtype = c.has_out ? c.out_dtype : c.x_dtype;  // no C0: the output keeps its dtype
+  g.batch = groups;
+  g.a_nz = g.b_nz = true;
+  g.b_shared = true;
+  const double pix_x = fx.n * fx.h * fx.w;
+  const double pix_y = fx.n * fy.h * fy.w;
+  switch (role) {
+    case OpRole::kConvBackpropInput:
+      g.m = pix_x;
+      g.a_read_factor = std::min(1.0, pix_y / (pix_x * area));
+      break;
+    case OpRole::kConvBackpropFilter:
+      g.m = cout;
+      g.k = pix_y;
+      g.b_read_factor = std::min(1.0, pix_x / (pix_y * area));
+      g.b_shared = false;
+      g.k_over_batch = true;
+      g.k_batch = fx.n;
+      break;
+    default:
+      g.m = pix_y;
+      g.n = cout;
+      g.a_read_factor = std::min(1.0, pix_x / (pix_y * area));
+      break;
+  }
+  pre.ds = ds;
+  pre.c_per_group = fx.c / groups;
+  pre.cout = cout;
+  pre.area = area;
+  pre.ready = true;
+  return pre;
+}
+
 }  // namespace
 
 ConvOperands conv_operands(const OpDesc& op, const AttrTable* attrs) {
@@ -144,11 +221,28 @@ ConvOperands conv_operands(const OpDesc& op, const AttrTable* attrs) {
     if (const auto k = ints(Attr::kDilations); k >= 2) c.dh = vd(k - 2), c.dw = vd(k - 1);
     if (ints(Attr::kPads) == 4) c.ph = vd(0) + vd(1), c.pw = vd(2) + vd(3);
   }
+  c.pre = conv_gemm_pre(c, role);
   return c;
 }
 
 Gemm conv_gemm(const ConvOperands& c, OpRole role, const HwSpec& hw) noexcept {
   Gemm g;
+  if (c.pre.ready) {
+    // only K0 comes from the chip: the padded channels and the dimension they make
+    const ConvGemmPre& pre = c.pre;
+    g = pre.g;
+    const double k0 = std::max(1.0, fast_floor(hw.cube.fractal_k_bytes / pre.ds));
+    const double cin = round_up(pre.c_per_group, k0);
+    switch (role) {
+      case OpRole::kConvBackpropInput:
+        g.k = round_up(pre.cout, k0) * pre.area;
+        g.n = cin;
+        break;
+      case OpRole::kConvBackpropFilter: g.n = cin * pre.area; break;
+      default: g.k = cin * pre.area; break;
+    }
+    return g;
+  }
   if (!c.valid) {
     g.warnings |= kWarnShapeMismatch;
     return g;
@@ -176,15 +270,7 @@ Gemm conv_gemm(const ConvOperands& c, OpRole role, const HwSpec& hw) noexcept {
     fy = c.fy;
     if (cout <= 0) cout = fy.c;
   } else if (role == OpRole::kConv2D) {
-    // no output map: from the strides, pads and dilations (a square kernel when only its area
-    // is known)
-    const double sh = c.sh, sw = c.sw, ph = c.ph, pw = c.pw, dh = c.dh, dw = c.dw;
-    double kh = fw.kh, kw = fw.kw;
-    if (kh <= 0 || kw <= 0) kh = kw = std::max(1.0, std::round(std::sqrt(std::max(area, 1.0))));
-    fy = fx;
-    fy.c = cout;
-    fy.h = std::max(1.0, fast_floor((fx.h + ph - dh * (kh - 1) - 1) / std::max(1.0, sh)) + 1);
-    fy.w = std::max(1.0, fast_floor((fx.w + pw - dw * (kw - 1) - 1) / std::max(1.0, sw)) + 1);
+    fy = conv_out_map(c, area, cout);  // no output map: from the strides, pads and dilations
   } else {
     fy = fx;
     fy.c = cout;

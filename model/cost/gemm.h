@@ -48,6 +48,21 @@ struct ConvFilter {
   double c0 = 0;
   bool fractal = false;
 };
+/// The part of conv_gemm() that does not depend on the chip, when only its K0 does: a map and a
+/// filter without C0 (NCHW, NHWC, HWCN; not FRACTAL_Z, not NC1HWC0). Then the element size is
+/// the input's dtype, the kernel area and the output map are the op's, and the chip's fractal K
+/// bytes set only K0, the padded channels per group and the GEMM dimension they make (K, or N
+/// for a filter gradient). conv_operands() fills it with conv_gemm's own expressions (session 19:
+/// the output map's floors and the pixel counts were ~120 instructions a Conv2D prediction).
+struct ConvGemmPre {
+  bool ready = false;
+  Gemm g;                   ///< every field but the ones K0 sets
+  double ds = 2;            ///< element size on the cube
+  double c_per_group = 1;   ///< input channels per group, before padding to K0
+  double cout = 1;          ///< output channels per group
+  double area = 1;          ///< kernel area
+};
+
 /// What a convolution's implicit GEMM reads from the op alone (its tensors and attributes);
 /// conv_gemm() finishes it with the chip's fractal size. A PreparedOp holds it.
 struct ConvOperands {
@@ -63,6 +78,7 @@ struct ConvOperands {
   bool has_out = false;
   DType out_dtype = DType::kFloat16;
   Format out_format = Format::kND;
+  ConvGemmPre pre;  ///< the chip-independent part of the GEMM, when there is one
 };
 /// The op-only part of gemm_of_conv. Reads the groups attribute, so a malformed one throws.
 [[nodiscard]] ConvOperands conv_operands(const OpDesc& op, const AttrTable* attrs);

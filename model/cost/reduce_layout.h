@@ -24,6 +24,30 @@ struct ReduceRun {
   bool reduced = false;
 };
 
+/// What reduction_plan (model/cost/vector_ops.cpp) reads from the op beside the layout: the
+/// first input's elements and dtype, the leading-run and last-axis decisions, the rows, the
+/// tiler's cap on parallel units (when it does not depend on the chip), the tensors converted and
+/// the output bytes. Op-only, so a PreparedOp holds them (session 19: Softmax walked them per
+/// call); reduce_plan_facts() fills them with the builder's own expressions.
+struct ReducePlanFacts {
+  bool valid = false;  ///< filled: the op has a kind and an input
+  double e = 1, ds = 2, out_ds = 2;
+  bool leading = false;              ///< a reduced run with kept axes inside it
+  double row_len = 1;                ///< the reduced last run (1 when the last run is kept)
+  bool last_axis_reduction = false;  ///< nothing reduced but the contiguous last run
+  double rows = 1, out_elements = 1;
+  bool parallel_ready = false;  ///< `parallel` is op-only (not a last-axis ReduceSum's row split)
+  std::int64_t parallel = 1;
+  bool scalar = false;  ///< int64 data: the scalar unit
+  int bf16 = 0;         ///< full-size bf16 tensors (bf16_tensors)
+  int reduces = 0;      ///< reduce-class passes (a rowwise op's per-row syncs)
+  int widen_casts = 0;  ///< full-size 2-byte tensors (a kernel that computes in fp32)
+  double segment = 0;   ///< the NZ segment of a per-row ND operand (0: none)
+  double out_bytes_leading = 0;  ///< every output's bytes (leading reductions)
+  double full_out = 0;  ///< further outputs as large as the input (SquareSumV2's x * x)
+  double flops = 0;
+};
+
 /// The physical reduction pattern of an op's first input, outermost run first.
 struct ReduceLayout {
   static constexpr std::size_t kMaxRuns = 16;
@@ -31,6 +55,8 @@ struct ReduceLayout {
   std::size_t count = 0;
   double elements = 1;  ///< input elements
   double reduced = 1;   ///< product of the reduced runs (elements summed into one output)
+  /// The plan's op-only part (reduce_plan_facts; not filled by reduce_layout()).
+  ReducePlanFacts plan;
   /// Length of the last run when it is reduced (a row reduction along the contiguous axis), else 1.
   [[nodiscard]] double last_reduced() const noexcept {
     return count > 0 && runs[count - 1].reduced ? runs[count - 1].size : 1;
@@ -44,6 +70,9 @@ struct ReduceLayout {
 /// The reduction pattern of `op` (kReduce and kRowwise roles; rowwise ops reduce the logical last
 /// axis). Never fails: an input without a shape is one kept run of one element.
 [[nodiscard]] ReduceLayout reduce_layout(const OpDesc& op) noexcept;
+
+/// Fills `l.plan` for `op` (model/cost/vector_ops.cpp, beside the builder that reads it).
+void reduce_plan_facts(const OpDesc& op, ReduceLayout& l) noexcept;
 
 /// Vector repeats of one sum over the layout, in the order the kernel runs it: each reduced run
 /// of n with kept axes inside it (`below` elements beneath each index) is summed by a pairwise

@@ -208,7 +208,14 @@ KernelPlan elementwise_plan(const OpDesc& op, const ElementwiseShape& s, const H
         x = row_transfer(rows, last * tds, nt, hw);
       } else if (last_dim(t.shape) == last && last > 1) {
         x = row_transfer(b * te / last, last * tds, nt, hw);
-        p.reread_bytes += x.padded_bytes * nt * (b - 1) / b;
+        // the other b - 1 cores' loads of its te / last rows: x.padded_bytes x nt x (b - 1) / b
+        // without the tile count, which the padded bytes per tile divide by (session 19's
+        // formula change: two divisions off the chain to evaluate()'s hit ratio)
+        const double row_bytes = last * tds;
+        const double padded_row =
+            is_multiple(row_bytes, hw.memory.block_bytes) ? row_bytes
+                                                          : round_up(row_bytes, hw.memory.block_bytes);
+        p.reread_bytes += te / last * padded_row * (b - 1);
       } else {
         x = flat_transfer(te * tds, nt);
         broadcast_passes += 1;
@@ -253,39 +260,81 @@ KernelPlan plan_elementwise(const OpDesc& op, const OpFacts& f, const HwSpec& hw
            : elementwise_plan(op, elementwise_shape(op), hw, cores, core_bytes);
 }
 
+void reduce_plan_facts(const OpDesc& op, ReduceLayout& l) noexcept {
+  ReducePlanFacts& f = l.plan;
+  if (op.kind == nullptr || op.inputs.empty()) return;
+  const OpKindInfo& kind = *op.kind;
+  const TensorDesc& x = op.inputs[0];
+  const double e = static_cast<double>(x.elements());
+  const double ds = dtype_bytes(x.dtype);
+  // The physical pattern (model/cost/reduce_layout.h): size-1 axes dropped, neighbours merged.
+  const double reduced = l.reduced;
+  // Leading reduced runs with kept axes inside them (NC1HWC0 over N,H,W; NZ over N1; a middle
+  // axis of ND): the kernel adds whole vectors of the kept axes beneath.
+  bool leading = false;
+  for (std::size_t i = 0; i + 1 < l.count; ++i) leading |= l.runs[i].reduced;
+  const double row_len = l.last_reduced();
+  const bool last_axis_reduction = !leading && l.inner_kept() == 1;
+  f.e = e;
+  f.ds = ds;
+  f.leading = leading;
+  f.row_len = row_len;
+  f.last_axis_reduction = last_axis_reduction;
+  f.rows = last_axis_reduction ? e / std::max(1.0, row_len) : e / reduced;
+  f.out_elements = kind.role == OpRole::kRowwise ? e : e / reduced;
+  f.out_ds = !op.outputs.empty() ? dtype_bytes(op.outputs[0].dtype) : ds;
+  // the tiler's cap, unless a last-axis ReduceSum splits its rows by the chip's chunk
+  f.parallel = saturating_count(e / std::max(1.0, row_len));
+  f.parallel_ready = !(kind.role == OpRole::kReduce && last_axis_reduction);
+  if (f.parallel_ready && !leading) f.parallel = saturating_count(e / reduced);
+  f.scalar = is_int64(x.dtype);
+  f.bf16 = bf16_tensors(op, e);
+  for (std::uint8_t i = 0; i < kind.pass_count; ++i) {
+    f.reduces += kind.passes[i] == VectorClass::kReduce ? 1 : 0;
+  }
+  for (const auto* ts : {&op.inputs, &op.outputs}) {
+    for (const auto& t : *ts) {
+      f.widen_casts +=
+          dtype_bytes(t.dtype) == 2 && static_cast<double>(t.elements()) == e ? 1 : 0;
+    }
+  }
+  f.segment = per_row_operand_on_nz(op) ? static_cast<double>(x.shape.back()) : 0;
+  for (const auto& t : op.outputs) f.out_bytes_leading += t.bytes();
+  for (std::size_t i = 1; i < op.outputs.size(); ++i) {
+    if (static_cast<double>(op.outputs[i].elements()) == e) f.full_out += op.outputs[i].bytes();
+  }
+  f.flops = e * kind.pass_count;
+  f.valid = true;
+}
+
 namespace {
 
+// `layout.plan` is filled (reduce_plan_facts): the op-only quantities are read from it.
 KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const HwSpec& hw,
                           int cores, double core_bytes) noexcept {
   KernelPlan p;
   p.unit = Placement::kVector;
   const OpKindInfo& kind = *op.kind;
-  if (op.inputs.empty()) {
+  const ReducePlanFacts& rf = layout.plan;
+  if (!rf.valid) {  // no input
     p.warnings |= kWarnShapeMismatch;
     return p;
   }
   const TensorDesc& x = op.inputs[0];
-  const double e = static_cast<double>(x.elements());
-  const double ds = dtype_bytes(x.dtype);
-  // The physical pattern (model/cost/reduce_layout.h): size-1 axes dropped, neighbours merged.
-  const double reduced = layout.reduced;
-  // Leading reduced runs with kept axes inside them (NC1HWC0 over N,H,W; NZ over N1; a middle
-  // axis of ND): the kernel adds whole vectors of the kept axes beneath.
-  bool leading = false;
-  for (std::size_t i = 0; i + 1 < layout.count; ++i) leading |= layout.runs[i].reduced;
-  const double row_len = layout.last_reduced();
-  const bool last_axis_reduction = !leading && layout.inner_kept() == 1;
-  const double rows = last_axis_reduction ? e / std::max(1.0, row_len) : e / reduced;
-  const double out_elements = kind.role == OpRole::kRowwise ? e : e / reduced;
-  const double out_ds = !op.outputs.empty() ? dtype_bytes(op.outputs[0].dtype) : ds;
+  const double e = rf.e;
+  const double ds = rf.ds;
+  const bool leading = rf.leading;
+  const double row_len = rf.row_len;
+  const bool last_axis_reduction = rf.last_axis_reduction;
+  const double rows = rf.rows;
+  const double out_elements = rf.out_elements;
+  const double out_ds = rf.out_ds;
 
-  std::int64_t parallel = saturating_count(e / std::max(1.0, row_len));
+  std::int64_t parallel = rf.parallel;
   const double chunk = core_chunk_bytes(hw, core_bytes);
-  if (kind.role == OpRole::kReduce && last_axis_reduction) {
+  if (!rf.parallel_ready) {
     // long rows are split over cores with a final combine
     parallel = saturating_count(rows * fast_ceil(row_len * ds / std::max(1.0, chunk)));
-  } else if (!leading) {
-    parallel = saturating_count(e / reduced);
   }
   std::int64_t tiles =
       vector_tiles(e * ds, hw, cores, std::max<std::int64_t>(1, parallel), core_bytes);
@@ -308,26 +357,22 @@ KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const Hw
                                : ColumnSplit{};
   if (cols.applies) tiles = cols.blocks;
   const double nt = static_cast<double>(tiles);
-  const bool scalar = is_int64(x.dtype);
+  const bool scalar = rf.scalar;
   if (last_axis_reduction) {
     p.in = row_transfer(rows, row_len * ds, nt, hw);
     // a row shorter than one repeat still costs a whole repeat per pass
     const double row_repeats = fast_ceil(row_len * ds / hw.vector.repeat_bytes);
     const double tile_bytes = rows * row_repeats * hw.vector.repeat_bytes / nt;
-    add_compute(p, kind, tile_bytes, e / nt, scalar, hw, bf16_tensors(op, e));
+    add_compute(p, kind, tile_bytes, e / nt, scalar, hw, rf.bf16);
     if (kind.role == OpRole::kRowwise) {
       // each row's max / sum / mean goes to the scalar unit and back before the pass that uses it
-      int reduces = 0;
-      for (std::uint8_t i = 0; i < kind.pass_count; ++i) {
-        reduces += kind.passes[i] == VectorClass::kReduce ? 1 : 0;
-      }
-      p.scalar_cycles += rows / nt * reduces * hw.vector.row_reduce_sync_cycles;
+      p.scalar_cycles += rows / nt * rf.reduces * hw.vector.row_reduce_sync_cycles;
     }
   } else if (!leading) {
     // a middle run reduced over kept axes inside it, nothing reduced outside: the old plan
     const double inner = layout.inner_kept();
     p.in = row_transfer(e / inner, inner * ds, nt, hw);
-    add_compute(p, kind, e * ds / nt, e / nt, scalar, hw, bf16_tensors(op, e));
+    add_compute(p, kind, e * ds / nt, e / nt, scalar, hw, rf.bf16);
   } else {
     const double unit = layout.runs[layout.count - 1].size;
     if (cols.applies) {
@@ -359,8 +404,8 @@ KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const Hw
     // BiasAddGrad, LayerNorm, ReduceSum and LayerNormBetaGammaBackpropV2 improved with it
     // (docs/accuracy_mechanisms.md, "BN passes and serial leading-axis reductions").
     p.ub_single_buffer = true;
-    if (scalar || (bf16_tensors(op, e) > 0 && !hw.vector.bf16_arithmetic)) {
-      add_compute(p, kind, e * ds / nt, e / nt, scalar, hw, bf16_tensors(op, e));
+    if (scalar || (rf.bf16 > 0 && !hw.vector.bf16_arithmetic)) {
+      add_compute(p, kind, e * ds / nt, e / nt, scalar, hw, rf.bf16);
     } else {
       // reduce-class passes are the vector adds and row sums of the layout; the others
       // (scale, shift, exp) are dense passes over the data
@@ -370,12 +415,7 @@ KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const Hw
       const ReduceRepeats rr = reduce_repeats(layout, widen ? 4.0 : ds, hw);
       const auto& cpr = hw.vector.cycles_per_repeat;
       if (widen) {
-        int casts = 0;
-        for (const auto* ts : {&op.inputs, &op.outputs}) {
-          for (const auto& t : *ts) {
-            casts += dtype_bytes(t.dtype) == 2 && static_cast<double>(t.elements()) == e ? 1 : 0;
-          }
-        }
+        const int casts = rf.widen_casts;
         p.vector_cycles += casts * (rr.dense * cpr[static_cast<std::size_t>(VectorClass::kConvert)] / nt +
                                     hw.vector.api_overhead_cycles);
       }
@@ -383,7 +423,7 @@ KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const Hw
       // NZ tensor: each row's scalar meets one N0-wide segment per fractal column, so every pass
       // issues a repeat per segment (BERT: 848 us measured for [48,1024,16,16], where the same
       // tensor's LayerNorm, with no such operand, takes 130).
-      const double segment = per_row_operand_on_nz(op) ? static_cast<double>(x.shape.back()) : 0;
+      const double segment = rf.segment;
       for (std::uint8_t i = 0; i < kind.pass_count; ++i) {
         const VectorClass c = kind.passes[i];
         const double cycles =
@@ -412,25 +452,24 @@ KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const Hw
       extra_in += t.bytes();
     }
   }
-  Transfer extra = flat_transfer(extra_in * std::min<double>(cores, nt), nt);
-  p.reread_bytes = extra_in * (std::min<double>(cores, nt) - 1);
-  p.in.bytes += extra.bytes;
-  p.in.padded_bytes += extra.padded_bytes;
-  p.in.transfers += extra.transfers;
-  p.in.ideal_transfers += extra.ideal_transfers;
+  // Without small inputs (a one-input Softmax, ReduceSum) the transfer is +0 bytes and no DMA
+  // and the re-read bytes +0, the plan's own: skipped, bit for bit the same (session 19).
+  if (extra_in != 0) {
+    Transfer extra = flat_transfer(extra_in * std::min<double>(cores, nt), nt);
+    p.reread_bytes = extra_in * (std::min<double>(cores, nt) - 1);
+    p.in.bytes += extra.bytes;
+    p.in.padded_bytes += extra.padded_bytes;
+    p.in.transfers += extra.transfers;
+    p.in.ideal_transfers += extra.ideal_transfers;
+  }
   if (leading && !op.outputs.empty()) {
-    double out_bytes = 0;
-    for (const auto& t : op.outputs) out_bytes += t.bytes();
-    p.out = flat_transfer(out_bytes, nt);
+    p.out = flat_transfer(rf.out_bytes_leading, nt);
   } else {
     p.out = kind.role == OpRole::kRowwise ? row_transfer(rows, row_len * out_ds, nt, hw)
                                           : flat_transfer(out_elements * out_ds, nt);
     // A further output as large as the input (SquareSumV2's x * x beside its sum) is stored
     // tile by tile like an elementwise result.
-    double full_out = 0;
-    for (std::size_t i = 1; i < op.outputs.size(); ++i) {
-      if (static_cast<double>(op.outputs[i].elements()) == e) full_out += op.outputs[i].bytes();
-    }
+    const double full_out = rf.full_out;
     if (full_out > 0) {
       const Transfer full = flat_transfer(full_out, nt);
       p.out.bytes += full.bytes;
@@ -441,7 +480,7 @@ KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const Hw
   }
   p.tiles = tiles;
   if (atomic_images > 0) p.whole_units = atomic_images;
-  p.flops = e * kind.pass_count;
+  p.flops = rf.flops;
   return p;
 }
 
@@ -453,9 +492,10 @@ KernelPlan plan_reduction(const OpDesc& op, const OpFacts& f, const HwSpec& hw, 
     KernelPlan p;
     if (plan_logits_2d(op, hw, p)) return p;
   }
-  const ReduceLayout* l = f.reduce();
-  return l ? reduction_plan(op, *l, hw, cores, core_bytes)
-           : reduction_plan(op, reduce_layout(op), hw, cores, core_bytes);
+  if (const ReduceLayout* l = f.reduce()) return reduction_plan(op, *l, hw, cores, core_bytes);
+  ReduceLayout l = reduce_layout(op);
+  reduce_plan_facts(op, l);
+  return reduction_plan(op, l, hw, cores, core_bytes);
 }
 
 namespace {

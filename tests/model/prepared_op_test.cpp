@@ -209,3 +209,58 @@ TEST_CASE("a convolution's operands are prepared, and a malformed groups throws 
   CHECK(q.facts().conv() == nullptr);
   CHECK_THROWS_AS(predict(q, hw), InputError);
 }
+
+namespace {
+
+// A GEMM's fields as text, shortest round-trip (equal text is equal bits).
+std::string conv_gemm_fields(const cost::Gemm& g) {
+  return fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}", g.batch, g.m, g.n, g.k,
+                     g.trans_a, g.trans_b, g.b_shared, static_cast<int>(g.dtype),
+                     static_cast<int>(g.out_dtype), g.a_nz, g.b_nz, g.a_read_factor,
+                     g.b_read_factor, g.k_over_batch, g.k_batch, g.warnings);
+}
+
+}  // namespace
+
+TEST_CASE("a convolution's prepared GEMM, finished with K0, is the general path's on every chip",
+          "[prepared]") {
+  // ConvGemmPre (session 19) holds what conv_gemm computes without the chip for maps and
+  // filters without C0; finishing it must give the bits of the full computation, whatever the
+  // fractal's K bytes (power of two or not) and the op's role, layout and groups.
+  const std::vector<OpDesc> ops = {
+      test::op("Conv2D", "8,64,56,56;128,64,3,3", "FLOAT16", {{"pads", "1,1,1,1"}}),
+      test::op("Conv2D", "8,48,56,56;128,48,3,3", "FLOAT16",
+               {{"pads", "1,1,1,1"}, {"strides", "1,1,2,2"}, {"dilations", "1,1,2,2"}}),
+      test::op("Conv2D", "1,3,224,224;64,3,7,7", "FLOAT", {{"strides", "1,1,2,2"}}),
+      test::op("Conv2D", "4,56,56,64;32,3,3,16", "FLOAT16", {{"groups", "4"}}, "NHWC;NHWC"),
+      test::op("Conv2D", "2,8,30,30;16,8,5,5", "INT8"),
+      // the gradients need their output: the filter's, the input map's
+      test::op_io("Conv2DBackpropFilter", "8,64,56,56;4;8,128,56,56", "FLOAT16;INT32;FLOAT16", "",
+                  "128,64,3,3", "FLOAT", ""),
+      test::op_io("Conv2DBackpropInput", "4;128,64,3,3;8,128,28,28", "INT32;FLOAT16;FLOAT16", "",
+                  "8,64,56,56", "FLOAT16", ""),
+  };
+  int prepared = 0;
+  for (const OpDesc& op : ops) {
+    INFO(op.type << " [" << op.inputs.size() << " inputs]");
+    const cost::ConvOperands c = cost::conv_operands(op, nullptr);
+    REQUIRE(c.valid);
+    prepared += c.pre.ready ? 1 : 0;
+    cost::ConvOperands general = c;
+    general.pre = cost::ConvGemmPre{};  // the full computation
+    for (const char* chip : {"ascend910b3", "ascend910", "ascend310p3"}) {
+      HwSpec hw = test::chip(chip);
+      for (const int k_bytes : {32, 64, 16, 24, 48}) {
+        hw.cube.fractal_k_bytes = k_bytes;
+        INFO(op.type << " on " << chip << ", fractal K bytes " << k_bytes);
+        CHECK(conv_gemm_fields(cost::conv_gemm(c, op.kind->role, hw)) ==
+              conv_gemm_fields(cost::conv_gemm(general, op.kind->role, hw)));
+      }
+    }
+  }
+  CHECK(prepared == static_cast<int>(ops.size()));  // every one of these has no C0
+  // a 5-D map has C0: its element size comes from the chip, so nothing is prepared
+  const OpDesc c0 = test::op("Conv2D", "8,4,56,56,16;128,64,3,3", "FLOAT16",
+                             {{"pads", "1,1,1,1"}}, "NC1HWC0;NCHW");
+  CHECK_FALSE(cost::conv_operands(c0, nullptr).pre.ready);
+}
