@@ -7,6 +7,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <limits>
 
 #include "model/cost/gemm.h"
 #include "model/cost/kernel_plan.h"
@@ -284,6 +285,19 @@ double largest_divisor_upto(double fractals, int cores) noexcept {
   return 1;
 }
 
+// The tile of an axis of `padded` elements (a multiple of the fractal `f`) over `tiles` blocks:
+// round_up(padded / tiles, f). The two usual cases skip the division and the rounding that wait
+// on the tile count (session 19: the cube's exact chain held the prediction): one block is the
+// whole axis (padded / 1 = padded, already a multiple of f), and an axis that the spec's base
+// block `base` divides (padded = tiles x base, exact for these integer counts below 2^53) has
+// padded / tiles = base exactly, so the tile is round_up(base, f), which does not wait on
+// `tiles`. Both give the general form's value bit for bit.
+double block_tile(double padded, double tiles, double base, double f) noexcept {
+  if (tiles == 1) return padded;
+  if (tiles * base == padded) return round_up(base, f);
+  return round_up(padded / tiles, f);
+}
+
 bool is_conv(OpRole role) noexcept {
   return role == OpRole::kConv2D || role == OpRole::kConvBackpropInput ||
          role == OpRole::kConvBackpropFilter;
@@ -375,7 +389,12 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
     p.in.padded_bytes = ta.padded_bytes + tb.padded_bytes;
     p.in.transfers = ta.transfers + tb.transfers;
     p.in.ideal_transfers = ta.ideal_transfers + tb.ideal_transfers;
-    p.in.rate_factor = p.in.padded_bytes / (ta.padded_bytes / ra + tb.padded_bytes / rb);
+    // Both operands at the full rate (NZ, untransposed): the padded bytes over their own sum,
+    // exactly 1 when positive and finite, without the three divisions (session 19, 2nd round).
+    const bool full_rate = ra == 1.0 && rb == 1.0 && p.in.padded_bytes > 0 &&
+                           p.in.padded_bytes < std::numeric_limits<double>::infinity();
+    p.in.rate_factor =
+        full_rate ? 1.0 : p.in.padded_bytes / (ta.padded_bytes / ra + tb.padded_bytes / rb);
     // Unique operand bytes; every other byte read is a re-read of an operand block through L2.
     const double read_total = p.in.padded_bytes * tiles;
     p.reread_fraction =
@@ -390,8 +409,8 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
   const double tiles_m = fast_ceil(div_pow2(mp, hw.cube.tile_m));
   const double tiles_n = narrow_n_tiles(g, conv, mode.split_k, tiles_m,
                                         fast_ceil(div_pow2(np, hw.cube.tile_n)), np, n0, cores);
-  const double tm = round_up(mp / tiles_m, m0);
-  const double tn = round_up(np / tiles_n, n0);
+  const double tm = block_tile(mp, tiles_m, hw.cube.tile_m, m0);
+  const double tn = block_tile(np, tiles_n, hw.cube.tile_n, n0);
   p.l0c_single_buffer = tm * tn * 4.0 > hw.chip.l0c_bytes / 2;  // the tile's fp32 accumulator
   if (mode.split_k) {
     // Single-core split-K: each core owns a block of rows and all of N and walks K in chunks;

@@ -207,7 +207,10 @@ KernelPlan elementwise_plan(const OpDesc& op, const ElementwiseShape& s, const H
       if (te == e) {
         x = row_transfer(rows, last * tds, nt, hw);
       } else if (last_dim(t.shape) == last && last > 1) {
-        x = row_transfer(b * te / last, last * tds, nt, hw);
+        // its te / last rows (a whole number: last divides te) once per core; b x (te / last)
+        // equals (b x te) / last for these integer counts, and te / last does not wait on the
+        // tiler, so the division leaves the chain from the tile count (session 19, 2nd round)
+        x = row_transfer(b * (te / last), last * tds, nt, hw);
         // the other b - 1 cores' loads of its te / last rows: x.padded_bytes x nt x (b - 1) / b
         // without the tile count, which the padded bytes per tile divide by (session 19's
         // formula change: two divisions off the chain to evaluate()'s hit ratio)
