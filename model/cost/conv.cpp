@@ -86,25 +86,26 @@ ConvFmap conv_out_map(const ConvOperands& c, double area, double cout) noexcept 
   return fy;
 }
 
-// conv_gemm's chip-independent part for maps and filters without C0 (ConvGemmPre): the same
-// expressions in the same order, K0 and what it sets left to conv_gemm.
-ConvGemmPre conv_gemm_pre(const ConvOperands& c, OpRole role) noexcept {
-  ConvGemmPre pre;
+// What a convolution's implicit GEMM takes from its maps once the kernel area is known, shared
+// by conv_gemm and conv_gemm_pre: the output channels per group (from the filter, else the output
+// map), the output map (given, or from the strides for a Conv2D), M and the read factors of the
+// im2col operand, the batch of groups and the operand layouts. K and N, which K0 pads, are
+// conv_k_n's.
+struct ConvDims {
+  double cout;  ///< output channels per group
+  double area;  ///< kernel area, at least 1
+};
+
+ConvDims conv_dims(const ConvOperands& c, OpRole role, double area, Gemm& g) noexcept {
   const ConvFmap& fx = c.fx;
-  const ConvFilter& fw = c.fw;
-  if (!c.valid || fx.c0 > 0 || fw.c0 > 0 || fw.fractal) return pre;
-  Gemm& g = pre.g;
   const double groups = c.groups;
-  const double ds = dtype_bytes(c.x_dtype);
-  g.dtype = ds <= 1 ? DType::kInt8 : ds <= 2 ? DType::kFloat16 : DType::kFloat32;
-  double area = fw.area;
-  double cout = fw.cout;
+  double cout = c.fw.cout;
   ConvFmap fy;
   if (c.y_fmap) {
     fy = c.fy;
     if (cout <= 0) cout = fy.c;
   } else if (role == OpRole::kConv2D) {
-    fy = conv_out_map(c, area, cout);
+    fy = conv_out_map(c, area, cout);  // no output map: from the strides, pads and dilations
   } else {
     fy = fx;
     fy.c = cout;
@@ -116,9 +117,8 @@ ConvGemmPre conv_gemm_pre(const ConvOperands& c, OpRole role) noexcept {
     area = std::max(area, 1.0);
   }
   cout /= groups;
-  g.out_dtype = c.has_out ? c.out_dtype : c.x_dtype;  // no C0: the output keeps its dtype
   g.batch = groups;
-  g.a_nz = g.b_nz = true;
+  g.a_nz = g.b_nz = true;  // load3d and FRACTAL_Z feed the cube's fractals directly
   g.b_shared = true;
   const double pix_x = fx.n * fx.h * fx.w;
   const double pix_y = fx.n * fy.h * fy.w;
@@ -141,10 +141,38 @@ ConvGemmPre conv_gemm_pre(const ConvOperands& c, OpRole role) noexcept {
       g.a_read_factor = std::min(1.0, pix_x / (pix_y * area));
       break;
   }
+  return {cout, area};
+}
+
+// The GEMM dimensions K0 pads: K (the padded input channels, or for the input gradient the
+// padded output channels, times the kernel area) and N.
+void conv_k_n(OpRole role, double cin, double cout, double area, double k0, Gemm& g) noexcept {
+  switch (role) {
+    case OpRole::kConvBackpropInput:
+      g.k = round_up(cout, k0) * area;
+      g.n = cin;
+      break;
+    case OpRole::kConvBackpropFilter: g.n = cin * area; break;
+    default: g.k = cin * area; break;
+  }
+}
+
+// conv_gemm's chip-independent part for maps and filters without C0 (ConvGemmPre): the same
+// expressions (conv_dims), K0 and what it sets left to conv_gemm.
+ConvGemmPre conv_gemm_pre(const ConvOperands& c, OpRole role) noexcept {
+  ConvGemmPre pre;
+  const ConvFmap& fx = c.fx;
+  const ConvFilter& fw = c.fw;
+  if (!c.valid || fx.c0 > 0 || fw.c0 > 0 || fw.fractal) return pre;
+  Gemm& g = pre.g;
+  const double ds = dtype_bytes(c.x_dtype);
+  g.dtype = ds <= 1 ? DType::kInt8 : ds <= 2 ? DType::kFloat16 : DType::kFloat32;
+  const ConvDims d = conv_dims(c, role, fw.area, g);
+  g.out_dtype = c.has_out ? c.out_dtype : c.x_dtype;  // no C0: the output keeps its dtype
   pre.ds = ds;
-  pre.c_per_group = fx.c / groups;
-  pre.cout = cout;
-  pre.area = area;
+  pre.c_per_group = fx.c / c.groups;
+  pre.cout = d.cout;
+  pre.area = d.area;
   pre.ready = true;
   return pre;
 }
@@ -232,15 +260,7 @@ Gemm conv_gemm(const ConvOperands& c, OpRole role, const HwSpec& hw) noexcept {
     const ConvGemmPre& pre = c.pre;
     g = pre.g;
     const double k0 = std::max(1.0, fast_floor(hw.cube.fractal_k_bytes / pre.ds));
-    const double cin = round_up(pre.c_per_group, k0);
-    switch (role) {
-      case OpRole::kConvBackpropInput:
-        g.k = round_up(pre.cout, k0) * pre.area;
-        g.n = cin;
-        break;
-      case OpRole::kConvBackpropFilter: g.n = cin * pre.area; break;
-      default: g.k = cin * pre.area; break;
-    }
+    conv_k_n(role, round_up(pre.c_per_group, k0), pre.cout, pre.area, k0, g);
     return g;
   }
   if (!c.valid) {
@@ -249,14 +269,13 @@ Gemm conv_gemm(const ConvOperands& c, OpRole role, const HwSpec& hw) noexcept {
   }
   const ConvFmap& fx = c.fx;
   const ConvFilter& fw = c.fw;
-  const double groups = c.groups;
   // Element size on the cube: 32 bytes of K per fractal row over C0 when the layout has one.
   const double c0 = fx.c0 > 0 ? fx.c0 : fw.c0;
   double ds = dtype_bytes(c.x_dtype);
   if (c0 > 0) ds = hw.cube.fractal_k_bytes / c0;
   g.dtype = ds <= 1 ? DType::kInt8 : ds <= 2 ? DType::kFloat16 : DType::kFloat32;
   const double k0 = c0 > 0 ? c0 : std::max(1.0, fast_floor(hw.cube.fractal_k_bytes / ds));
-  const double cin = round_up(fx.c / groups, k0);  // channels per group, padded to C0
+  const double cin = round_up(fx.c / c.groups, k0);  // channels per group, padded to C0
   double area = fw.area;
   if (fw.fractal) {
     const double c1 = std::max(1.0, cin / k0);
@@ -264,56 +283,12 @@ Gemm conv_gemm(const ConvOperands& c, OpRole role, const HwSpec& hw) noexcept {
     if (area < 1 || std::fmod(fw.area_c1, c1) != 0) g.warnings |= kWarnShapeMismatch;
     area = std::max(1.0, std::round(area));
   }
-  double cout = fw.cout;
-  ConvFmap fy;
-  if (c.y_fmap) {
-    fy = c.fy;
-    if (cout <= 0) cout = fy.c;
-  } else if (role == OpRole::kConv2D) {
-    fy = conv_out_map(c, area, cout);  // no output map: from the strides, pads and dilations
-  } else {
-    fy = fx;
-    fy.c = cout;
-    g.warnings |= kWarnShapeMismatch;
-  }
-  if (cout <= 0 || area < 1) {
-    g.warnings |= kWarnShapeMismatch;
-    cout = std::max(cout, 1.0);
-    area = std::max(area, 1.0);
-  }
-  cout /= groups;
+  const ConvDims d = conv_dims(c, role, area, g);
   g.out_dtype = c.has_out ? c.out_dtype : c.x_dtype;
   if (c.has_out && dtype_bytes(c.out_dtype) > ds && c0 > 0 && c.out_format != Format::kFractalZ) {
     g.out_dtype = g.dtype;  // a 5-D output of the same C0 holds the cube's element type
   }
-  g.batch = groups;
-  g.a_nz = g.b_nz = true;  // load3d and FRACTAL_Z feed the cube's fractals directly
-  g.b_shared = true;
-  const double pix_x = fx.n * fx.h * fx.w;
-  const double pix_y = fx.n * fy.h * fy.w;
-  switch (role) {
-    case OpRole::kConvBackpropInput:
-      g.m = pix_x;
-      g.k = round_up(cout, k0) * area;
-      g.n = cin;
-      g.a_read_factor = std::min(1.0, pix_y / (pix_x * area));
-      break;
-    case OpRole::kConvBackpropFilter:
-      g.m = cout;
-      g.k = pix_y;
-      g.n = cin * area;
-      g.b_read_factor = std::min(1.0, pix_x / (pix_y * area));
-      g.b_shared = false;
-      g.k_over_batch = true;
-      g.k_batch = fx.n;
-      break;
-    default:
-      g.m = pix_y;
-      g.k = cin * area;
-      g.n = cout;
-      g.a_read_factor = std::min(1.0, pix_x / (pix_y * area));
-      break;
-  }
+  conv_k_n(role, cin, d.cout, d.area, k0, g);
   return g;
 }
 
