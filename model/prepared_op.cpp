@@ -73,9 +73,7 @@ OpFacts op_facts(const OpDesc& op) {
       break;
     case OpFamily::kReduction:
       if (op.kind->role != OpRole::kPool && op.kind->role != OpRole::kPoolGrad) {
-        cost::ReduceLayout l = cost::reduce_layout(op);
-        cost::reduce_plan_facts(op, l);
-        f.shape = l;
+        f.shape = cost::reduction_layout(op);
       }
       break;
     case OpFamily::kSort:

@@ -14,6 +14,7 @@
 // additions that remain is the old one (the last bit depends on it).
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 
 #include "model/cost/kernel_plan.h"
 
@@ -248,26 +249,23 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
 
   // The critical-path parts and the bound categories, stage by stage in stage order.
   StageSums s;
-  auto add_all = [&](double times) {
-    add_stage_time<kStageIn, false>(s, v, in_b, in_a, in_c, times);
-    add_stage_time<kStageMte1, true>(s, v, mte1_b, 0, 0, times);
-    add_stage_time<kStageCube, false>(s, v, cube_b, cube_a, cube_c, times);
-    add_stage_time<kStageVec, true>(s, v, vec_b, 0, 0, times);
-    add_stage_time<kStageFix, true>(s, v, fix_b, 0, 0, times);
-    add_stage_time<kStageOut, false>(s, v, out_b, out_a, out_c, times);
+  // `once`: std::true_type when times is 1 (add_stage_time's Once: the stages without x 1)
+  auto add_all = [&](double times, auto once) {
+    constexpr bool kOnce = decltype(once)::value;
+    add_stage_time<kStageIn, false, kOnce>(s, v, in_b, in_a, in_c, times);
+    add_stage_time<kStageMte1, true, kOnce>(s, v, mte1_b, 0, 0, times);
+    add_stage_time<kStageCube, false, kOnce>(s, v, cube_b, cube_a, cube_c, times);
+    add_stage_time<kStageVec, true, kOnce>(s, v, vec_b, 0, 0, times);
+    add_stage_time<kStageFix, true, kOnce>(s, v, fix_b, 0, 0, times);
+    add_stage_time<kStageOut, false, kOnce>(s, v, out_b, out_a, out_c, times);
   };
   if (serial) {
-    add_all(w_ideal);
+    add_all(w_ideal, std::false_type{});
   } else {
     if (fills == 1.0) {  // one fill (the usual launch): the stages once, without x 1
-      add_stage_time<kStageIn, false, true>(s, v, in_b, in_a, in_c, 1.0);
-      add_stage_time<kStageMte1, true, true>(s, v, mte1_b, 0, 0, 1.0);
-      add_stage_time<kStageCube, false, true>(s, v, cube_b, cube_a, cube_c, 1.0);
-      add_stage_time<kStageVec, true, true>(s, v, vec_b, 0, 0, 1.0);
-      add_stage_time<kStageFix, true, true>(s, v, fix_b, 0, 0, 1.0);
-      add_stage_time<kStageOut, false, true>(s, v, out_b, out_a, out_c, 1.0);
+      add_all(1.0, std::true_type{});
     } else {
-      add_all(fills);
+      add_all(fills, std::false_type{});
     }
     const double more = w_ideal - fills;
     switch (bound_stage) {

@@ -113,8 +113,7 @@ KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int 
   }
   if (kind.role == OpRole::kGather) {
     // the op-only part prepared (model/prepared_op.h), or computed here for an unprepared op
-    GatherShape local;
-    const GatherShape& g = f.gather() ? *f.gather() : (local = gather_shape(op, f.attrs), local);
+    const GatherShape g = f.gather() ? *f.gather() : gather_shape(op, f.attrs);
     const double rows = g.rows, row_bytes = g.row_bytes;
     const double out_bytes = rows * row_bytes;
     const std::int64_t tiles = vector_tiles(out_bytes, hw, cores, saturating_count(rows));

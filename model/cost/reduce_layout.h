@@ -28,7 +28,7 @@ struct ReduceRun {
 /// first input's elements and dtype, the leading-run and last-axis decisions, the rows, the
 /// tiler's cap on parallel units (when it does not depend on the chip), the tensors converted and
 /// the output bytes. Op-only, so a PreparedOp holds them (session 19: Softmax walked them per
-/// call); reduce_plan_facts() fills them with the builder's own expressions.
+/// call); reduction_layout() fills them with the builder's own expressions.
 struct ReducePlanFacts {
   bool valid = false;  ///< filled: the op has a kind and an input
   double e = 1, ds = 2, out_ds = 2;
@@ -55,7 +55,7 @@ struct ReduceLayout {
   std::size_t count = 0;
   double elements = 1;  ///< input elements
   double reduced = 1;   ///< product of the reduced runs (elements summed into one output)
-  /// The plan's op-only part (reduce_plan_facts; not filled by reduce_layout()).
+  /// The plan's op-only part (filled by reduction_layout(), not by reduce_layout()).
   ReducePlanFacts plan;
   /// Length of the last run when it is reduced (a row reduction along the contiguous axis), else 1.
   [[nodiscard]] double last_reduced() const noexcept {
@@ -71,8 +71,9 @@ struct ReduceLayout {
 /// axis). Never fails: an input without a shape is one kept run of one element.
 [[nodiscard]] ReduceLayout reduce_layout(const OpDesc& op) noexcept;
 
-/// Fills `l.plan` for `op` (model/cost/vector_ops.cpp, beside the builder that reads it).
-void reduce_plan_facts(const OpDesc& op, ReduceLayout& l) noexcept;
+/// reduce_layout() with its `plan` filled: what the reduction builder reads (model/cost/
+/// vector_ops.cpp, beside the builder; a PreparedOp holds it).
+[[nodiscard]] ReduceLayout reduction_layout(const OpDesc& op) noexcept;
 
 /// Vector repeats of one sum over the layout, in the order the kernel runs it: each reduced run
 /// of n with kept axes inside it (`below` elements beneath each index) is summed by a pairwise

@@ -263,9 +263,10 @@ KernelPlan plan_elementwise(const OpDesc& op, const OpFacts& f, const HwSpec& hw
            : elementwise_plan(op, elementwise_shape(op), hw, cores, core_bytes);
 }
 
-void reduce_plan_facts(const OpDesc& op, ReduceLayout& l) noexcept {
+ReduceLayout reduction_layout(const OpDesc& op) noexcept {
+  ReduceLayout l = reduce_layout(op);
   ReducePlanFacts& f = l.plan;
-  if (op.kind == nullptr || op.inputs.empty()) return;
+  if (op.kind == nullptr || op.inputs.empty()) return l;
   const OpKindInfo& kind = *op.kind;
   const TensorDesc& x = op.inputs[0];
   const double e = static_cast<double>(x.elements());
@@ -308,11 +309,12 @@ void reduce_plan_facts(const OpDesc& op, ReduceLayout& l) noexcept {
   }
   f.flops = e * kind.pass_count;
   f.valid = true;
+  return l;
 }
 
 namespace {
 
-// `layout.plan` is filled (reduce_plan_facts): the op-only quantities are read from it.
+// `layout` is reduction_layout()'s: the op-only quantities are read from its `plan`.
 KernelPlan reduction_plan(const OpDesc& op, const ReduceLayout& layout, const HwSpec& hw,
                           int cores, double core_bytes) noexcept {
   KernelPlan p;
@@ -496,9 +498,7 @@ KernelPlan plan_reduction(const OpDesc& op, const OpFacts& f, const HwSpec& hw, 
     if (plan_logits_2d(op, hw, p)) return p;
   }
   if (const ReduceLayout* l = f.reduce()) return reduction_plan(op, *l, hw, cores, core_bytes);
-  ReduceLayout l = reduce_layout(op);
-  reduce_plan_facts(op, l);
-  return reduction_plan(op, l, hw, cores, core_bytes);
+  return reduction_plan(op, reduction_layout(op), hw, cores, core_bytes);
 }
 
 namespace {
