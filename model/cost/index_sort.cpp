@@ -109,6 +109,9 @@ KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int 
     // every return returns p, so it is built in the caller's slot: a return of another plan
     // made GCC build p on the stack and copy it out, with store-forwarding stalls (session 18)
     p = plan_generic(op, hw, cores);
+    // best effort on what there is; predict() clears the generic plan's "unknown op type"
+    // for a known family, so this is what the user is told
+    p.warnings |= kWarnShapeMismatch;
     return p;
   }
   if (kind.role == OpRole::kGather) {
@@ -181,8 +184,9 @@ KernelPlan plan_index(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int 
       updates = &t;
     }
   }
-  if (!updates || !idx) {
+  if (!updates || !idx) {  // no index or no data tensor: best effort, as above
     p = plan_generic(op, hw, cores);
+    p.warnings |= kWarnShapeMismatch;
     return p;
   }
   const bool nd = op.type.find("Nd") != std::string::npos;
@@ -338,7 +342,11 @@ KernelPlan sort_plan(const SortShape& s, const HwSpec& hw, int cores) noexcept {
 KernelPlan plan_sort(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores) {
   if (const SortShape* s = f.sort()) return sort_plan(*s, hw, cores);
   SortShape s;
-  if (!sort_shape(op, f.attrs, s)) return plan_generic(op, hw, cores);  // no sortable input
+  if (!sort_shape(op, f.attrs, s)) {  // no sortable input: best effort, told as a mismatch
+    KernelPlan p = plan_generic(op, hw, cores);
+    p.warnings |= kWarnShapeMismatch;
+    return p;
+  }
   return sort_plan(s, hw, cores);
 }
 

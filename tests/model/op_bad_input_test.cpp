@@ -96,3 +96,33 @@ TEST_CASE("an absurd but representable shape predicts a finite time", "[op_desc]
     CHECK(us > 0);
   }
 }
+
+// An index or sort op missing the tensors its cost model needs (a gather with no indices, a
+// scatter with no updates, a sort with nothing to sort) is costed best effort with the generic
+// model; the user is told its inputs do not fit, not that its type is unknown (it is known).
+TEST_CASE("index and sort ops missing their tensors warn of a shape mismatch", "[op_desc][bad]") {
+  const HwSpec hw =
+      load_hw_spec(std::string(NPUSIM_SOURCE_DIR) + "/hw_specs/ascend910b3.toml");
+  struct Case {
+    const char* type;
+    const char* shapes;
+    const char* dtypes;
+  };
+  for (const Case c : {Case{"GatherV2", "400,50", "FLOAT16"},
+                       Case{"ScatterNdUpdate", "400,50;8,50", "FLOAT16;FLOAT16"},
+                       Case{"TopKV2", "", ""}}) {
+    INFO(c.type);
+    OpText t;
+    t.type = c.type;
+    t.input_shapes = c.shapes;
+    t.input_dtypes = c.dtypes;
+    t.output_shapes = "400,50";
+    t.output_dtypes = "FLOAT16";
+    const OpDesc op = make_op(t, SourcePos{"<test>", 0, 0});
+    const OpCost cost = predict(op, hw);
+    CHECK((cost.warnings & kWarnShapeMismatch) != 0);
+    CHECK((cost.warnings & kWarnUnknownOpType) == 0);
+    CHECK(std::isfinite(cost.duration_us));
+    CHECK(cost.duration_us > 0);
+  }
+}
