@@ -318,7 +318,7 @@ CubePhases cube_phases(const OpDesc& op, const OpFacts& f, const HwSpec& hw) noe
 }
 
 KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores,
-                     bool* has_phases) {
+                     bool* has_phases, int launch_blocks) {
   if (has_phases) *has_phases = false;
   KernelPlan p;  // every return returns p, so it is built in the caller's slot
   if (op.kind->role == OpRole::kAttention) {
@@ -463,7 +463,8 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
     // (model/cost/block_split.h), each block a whole number of the chip's base blocks in a row
     // (its share of M x its share of N, cut into tiles of at most tile_m x tile_n), and the
     // launch deals whole blocks to the cores.
-    const BlockSplit s = divisor_block_split(fm, fn, chip_cores);
+    const BlockSplit s =
+        divisor_block_split(fm, fn, launch_blocks > 0 ? launch_blocks : chip_cores);
     const double bm = mp / s.m;  // a block's rows and columns: whole fractals
     const double bn = np / s.n;
     const double sub_m = fast_ceil(bm / hw.cube.tile_m);
