@@ -463,8 +463,8 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
     // (model/cost/block_split.h), each block a whole number of the chip's base blocks in a row
     // (its share of M x its share of N, cut into tiles of at most tile_m x tile_n), and the
     // launch deals whole blocks to the cores.
-    const BlockSplit s =
-        divisor_block_split(fm, fn, launch_blocks > 0 ? launch_blocks : chip_cores);
+    const BlockSplit s = divisor_block_split(fm, fn, chip_cores);
+    if (launch_blocks <= chip_cores) {
     const double bm = mp / s.m;  // a block's rows and columns: whole fractals
     const double bn = np / s.n;
     const double sub_m = fast_ceil(bm / hw.cube.tile_m);
@@ -475,6 +475,7 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
     tn = round_up(bn / sub_n, n0);
     p.l0c_single_buffer = tm * tn * 4.0 > hw.chip.l0c_bytes / 2;
     p.whole_units = saturating_count(s.m * s.n);
+    }
   }
 
   // A filter gradient's K runs over the batch: when its output blocks leave cores idle, the
