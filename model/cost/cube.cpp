@@ -464,7 +464,7 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
     // (its share of M x its share of N, cut into tiles of at most tile_m x tile_n), and the
     // launch deals whole blocks to the cores.
     const BlockSplit s = divisor_block_split(fm, fn, chip_cores);
-    if (launch_blocks <= 0 || launch_blocks == static_cast<int>(s.m * s.n)) {
+    if (launch_blocks <= chip_cores && tiles_m * tiles_n < cores) {
     const double bm = mp / s.m;  // a block's rows and columns: whole fractals
     const double bn = np / s.n;
     const double sub_m = fast_ceil(bm / hw.cube.tile_m);
