@@ -115,7 +115,7 @@ OpCost on_core(const OpDesc& op, const OpFacts& f, const HwSpec& hw, CoreBudget 
   if (kind.family == OpFamily::kCube) {
     // Only a cube op can carry MatMulV3's vector phases, built only when it has them.
     bool has_phases = false;
-    cost::KernelPlan plan = cost::plan_cube(op, f, hw, cores, &has_phases, budget.launch_blocks);
+    cost::KernelPlan plan = cost::plan_cube(op, f, hw, cores, &has_phases);
     if (!has_phases) return run_plan(plan, op, f, hw, budget, c, nullptr);
     const cost::CubePhases phases = cost::cube_phases(op, f, hw);
     return run_plan(plan, op, f, hw, budget, c, &phases);

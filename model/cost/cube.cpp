@@ -9,7 +9,6 @@
 #include <cmath>
 #include <limits>
 
-#include "model/cost/block_split.h"
 #include "model/cost/gemm.h"
 #include "model/cost/kernel_plan.h"
 #include "model/op_table.h"
@@ -318,7 +317,7 @@ CubePhases cube_phases(const OpDesc& op, const OpFacts& f, const HwSpec& hw) noe
 }
 
 KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores,
-                     bool* has_phases, int launch_blocks) {
+                     bool* has_phases) {
   if (has_phases) *has_phases = false;
   KernelPlan p;  // every return returns p, so it is built in the caller's slot
   if (op.kind->role == OpRole::kAttention) {
@@ -407,11 +406,11 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
     return std::pair{ta.padded_bytes, tb.padded_bytes};
   };
 
-  double tiles_m = fast_ceil(div_pow2(mp, hw.cube.tile_m));
-  double tiles_n = narrow_n_tiles(g, conv, mode.split_k, tiles_m,
-                                  fast_ceil(div_pow2(np, hw.cube.tile_n)), np, n0, cores);
-  double tm = block_tile(mp, tiles_m, hw.cube.tile_m, m0);
-  double tn = block_tile(np, tiles_n, hw.cube.tile_n, n0);
+  const double tiles_m = fast_ceil(div_pow2(mp, hw.cube.tile_m));
+  const double tiles_n = narrow_n_tiles(g, conv, mode.split_k, tiles_m,
+                                        fast_ceil(div_pow2(np, hw.cube.tile_n)), np, n0, cores);
+  const double tm = block_tile(mp, tiles_m, hw.cube.tile_m, m0);
+  const double tn = block_tile(np, tiles_n, hw.cube.tile_n, n0);
   p.l0c_single_buffer = tm * tn * 4.0 > hw.chip.l0c_bytes / 2;  // the tile's fp32 accumulator
   if (mode.split_k) {
     // Single-core split-K: each core owns a block of rows and all of N and walks K in chunks;
@@ -458,23 +457,6 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
       p.reread_hit_ratio = 0;
       p.fixpipe_bytes = g.m * g.n * out_ds / tiles;
       return p;
-    }
-    // Every other such GEMM: the blocks are the divisor split of M's and N's fractals
-    // (model/cost/block_split.h), each block a whole number of the chip's base blocks in a row
-    // (its share of M x its share of N, cut into tiles of at most tile_m x tile_n), and the
-    // launch deals whole blocks to the cores.
-    const BlockSplit s = divisor_block_split(fm, fn, chip_cores);
-    if (launch_blocks <= chip_cores && tiles_m * tiles_n < cores) {
-    const double bm = mp / s.m;  // a block's rows and columns: whole fractals
-    const double bn = np / s.n;
-    const double sub_m = fast_ceil(bm / hw.cube.tile_m);
-    const double sub_n = fast_ceil(bn / hw.cube.tile_n);
-    tiles_m = s.m * sub_m;
-    tiles_n = s.n * sub_n;
-    tm = round_up(bm / sub_m, m0);
-    tn = round_up(bn / sub_n, n0);
-    p.l0c_single_buffer = tm * tn * 4.0 > hw.chip.l0c_bytes / 2;
-    p.whole_units = saturating_count(s.m * s.n);
     }
   }
 

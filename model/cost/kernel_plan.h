@@ -179,7 +179,7 @@ struct CubePhases {
 /// GEMM; cube_phases() builds them then (two KernelPlans are not built for nothing).
 /// The builders that take an OpFacts read the op-only quantities from it (model/prepared_op.h).
 [[nodiscard]] KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int cores,
-                                   bool* has_phases = nullptr, int launch_blocks = 0);
+                                   bool* has_phases = nullptr);
 [[nodiscard]] CubePhases cube_phases(const OpDesc& op, const OpFacts& f, const HwSpec& hw) noexcept;
 /// What a fused attention op computes, read from its inputs and attributes.
 struct AttentionShape {
