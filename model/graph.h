@@ -57,6 +57,7 @@
 #include "model/error.h"
 #include "model/measured.h"
 #include "model/op_desc.h"
+#include "model/shape_template.h"
 
 namespace npusim {
 
@@ -212,27 +213,6 @@ class Graph {
   std::vector<bool> batch_dependent_;
   std::optional<MeasuredConditions> measured_;
 };
-
-/// One dimension of a shape template: k, or k·B when `batch`.
-struct DimTemplate {
-  std::int64_t k = 1;
-  bool batch = false;
-};
-/// The dimension grammar of shape templates, in one place: an integer ("7", any sign: make_op
-/// judges its value), "B", or "B*k" / "k*B" with a positive integer k (spaces allowed around
-/// the parts). nullopt for anything else.
-[[nodiscard]] std::optional<DimTemplate> parse_dim_template(std::string_view dim) noexcept;
-
-/// Replaces the batch symbol in a shape list ("B,4000;400,1" at 8 -> "8,4000;400,1").
-/// Throws InputError at `pos` for a dimension that is neither an integer nor B, B*k, k*B.
-[[nodiscard]] std::string substitute_batch(std::string_view shapes, std::int64_t batch,
-                                           const SourcePos& pos);
-/// True when two shape templates are the same shape ("B*1,4" and "B,4" are; spaces ignored).
-[[nodiscard]] bool same_shape_template(std::string_view a, std::string_view b) noexcept;
-/// The shapes of a shape list ("a;b;c" -> {"a","b","c"}; "" -> {""}, one scalar).
-[[nodiscard]] std::vector<std::string> split_shape_list(std::string_view list);
-/// True when a shape list mentions the batch symbol B.
-[[nodiscard]] bool mentions_batch(std::string_view shapes) noexcept;
 
 /// Reads a `[graph]` table: either `file = "x.toml"` (relative to `base_dir`, a graph file) or
 /// `name` plus `[[graph.op]]` tables. Calls finish() on the tables it reads.

@@ -178,7 +178,13 @@ inline Shape broadcast(const Ctx& c, const std::vector<Shape>& shapes) {
         out[d] = x;
       } else if (!same(out[d], x)) {
         std::string list;
-        for (const Shape& t : shapes) list += (list.empty() ? "" : ", ") + ("'" + shape_text(t) + "'");
+        for (const Shape& t : shapes) {
+          // appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on "'" + string&&
+          if (!list.empty()) list += ", ";
+          list += '\'';
+          list += shape_text(t);
+          list += '\'';
+        }
         c.fail(fmt::format("input shapes {} do not broadcast (axis {} from the right: {} vs {})",
                            list, rank - d, dim_text(out[d]), dim_text(x)));
       }

@@ -3,6 +3,8 @@
 // lists, graph rewrites) and the CSV writers. Profile fields have their own trimming (op_desc.cpp also strips the
 // quotes and carriage returns profiles leave).
 
+#include <charconv>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +16,15 @@ namespace npusim {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
+}
+
+/// `s`, trimmed of blanks, as a whole int64 (false for empty text, trailing characters or
+/// overflow; `out` is then unspecified).
+[[nodiscard]] inline bool parse_int64(std::string_view s, std::int64_t& out) noexcept {
+  s = trim_blanks(s);
+  if (s.empty()) return false;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && ptr == s.data() + s.size();
 }
 
 /// `s` split at every `sep`, each part trimmed of blanks ("a, b," gives "a", "b", "").
