@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/error.h"
+#include "sim/count_model.h"
 #include "sim/p99_watch.h"
 
 namespace npusim::sim {
@@ -98,6 +99,7 @@ struct Rate {
   std::vector<std::int64_t> over_at;
   std::vector<double> y_at;
   std::optional<std::int64_t> final_over;  // the full run's over-count, when it ran to its end
+  std::optional<CountModel> model;         // its requests' times, when it ran to its end
   [[nodiscard]] std::size_t depth() const noexcept { return over_at.size(); }
   /// Steps whose over-count was taken at the step's end (a settled run's last one was not).
   [[nodiscard]] std::size_t full_steps() const { return depth() - (run.settled_over() ? 1 : 0); }
@@ -115,6 +117,7 @@ class Search {
     boundary_ = y_of(*sc_.target.p99_ms);
     step_ = std::min(n_, std::max(kStepMin, n_ / kSteps));
     needed_ = P99Watch(n_, *sc_.target.p99_ms).over_needed();
+    limit_ns_ = latency_limit_ns(*sc_.target.p99_ms);
     log_boundary_ = std::log(static_cast<double>(needed_) + 0.5);
     // Shrunk by a part in 1e9 so that neighbours are within the tolerance after rounding.
     ln_g_ = -std::log1p(-tolerance) * (1 - 1e-9);
@@ -158,7 +161,7 @@ class Search {
         }
         continue;
       }
-      const std::int64_t c = std::clamp(estimate_by_count(), lo_, hi_ - 1);
+      const std::int64_t c = std::clamp(estimate_by_model(), lo_, hi_ - 1);
       if (c > lo_ && runs_.count(c) == 0) {
         step_on(c);  // a first look, which the references turn into a prediction
       } else if (c > lo_) {
@@ -191,7 +194,8 @@ class Search {
     if (it == runs_.end()) {
       Scenario sc = sc_;
       sc.workload.rate_qps = rate(k);
-      it = runs_.emplace(k, Rate{SimRun(std::move(sc), hw_, true, options_), {}, {}, {}}).first;
+      it = runs_.emplace(k, Rate{SimRun(std::move(sc), hw_, true, options_), {}, {}, {}, {}})
+               .first;
       ++simulations_;
     }
     return it->second;
@@ -230,7 +234,10 @@ class Search {
   // Records k's verdict when exact and drops the runs outside the bracket.
   void settle(std::int64_t k) {
     Rate& r = runs_.at(k);
-    if (r.run.ended()) r.final_over = r.run.over();
+    if (r.run.ended()) {
+      r.final_over = r.run.over();
+      if (!r.model) r.model.emplace(r.run.measured_times(), rate(k), limit_ns_);
+    }
     if (r.run.settled_over()) {
       hi_ = k;
     } else if (r.run.ended()) {
@@ -357,6 +364,49 @@ class Search {
     return below ? std::min(c, k - 1) : std::max(c, k);
   }
 
+  // The grid index estimated to be the highest whose full run meets the target, from the
+  // per-request times of the reference whose count is nearest the limit (sim/count_model.h): its
+  // waits scaled by a queue's law, with the ceiling fitted to the counts every other run saw
+  // (ended runs over all their requests, runs in progress over their first requests, a prefix of
+  // a single step left out as in count_informative).
+  [[nodiscard]] std::int64_t estimate_by_model() const {
+    const Rate* ref = nullptr;
+    double ref_dist = 0;
+    for (const auto& [k, r] : runs_) {
+      if (!r.model) continue;
+      const double d =
+          std::abs(std::log1p(static_cast<double>(*r.final_over)) - log_boundary_);
+      if (ref == nullptr || d <= ref_dist) {
+        ref = &r;
+        ref_dist = d;
+      }
+    }
+    NPUSIM_CHECK(ref != nullptr);
+    const CountModel& model = *ref->model;
+    std::vector<CountSeen> seen;
+    for (const auto& [k, r] : runs_) {
+      if (&r == ref) continue;
+      if (r.final_over) {
+        seen.push_back({rate(k), n_, *r.final_over});
+      } else if (r.run.settled_over() || r.depth() >= kMinInformativeSteps) {
+        seen.push_back({rate(k), r.run.measured_done(), r.run.over()});
+      }
+    }
+    const double fallback = std::max(probe_.queue.ceiling_qps, 2 * model.rate_qps());
+    const double ceiling = fit_ceiling(model, seen, fallback);
+    const auto passes = [&](std::int64_t k) {
+      return model.count(n_, model.wait_scale(rate(k), ceiling)) < needed_;
+    };
+    // The count grows with the rate: the last passing index in (lo_, hi_), lo_ when none.
+    std::int64_t a = lo_;  // passes (or the bracket's exact pass)
+    std::int64_t z = hi_;  // fails (or the bracket's exact fail)
+    while (z - a > 1) {
+      const std::int64_t mid = a + (z - a) / 2;
+      (passes(mid) ? a : z) = mid;
+    }
+    return a;
+  }
+
   [[nodiscard]] bool fails_by_y(const Rate& r) const {
     if (r.run.settled_over()) return true;
     if (r.run.ended()) return false;
@@ -427,6 +477,7 @@ class Search {
   double boundary_ = 0;  // y at the target
   std::int64_t step_ = 0;  // measured requests per step
   std::int64_t needed_ = 0;  // over-count at which the P99 misses the target
+  TimeNs limit_ns_ = 0;      // the latency above which a request counts as over
   double log_boundary_ = 0;  // log-count between passing (needed_ - 1) and failing (needed_)
   double ln_g_ = 0;
   double anchor_ = 0;  // rate(0)
