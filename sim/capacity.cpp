@@ -236,7 +236,7 @@ class Search {
     Rate& r = runs_.at(k);
     if (r.run.ended()) {
       r.final_over = r.run.over();
-      if (!r.model) r.model.emplace(r.run.measured_times(), rate(k), limit_ns_, sc_.deployment.streams);
+      if (!r.model) r.model.emplace(r.run.measured_times(), rate(k), limit_ns_);
     }
     if (r.run.settled_over()) {
       hi_ = k;
@@ -365,24 +365,41 @@ class Search {
   }
 
   // The grid index estimated to be the highest whose full run meets the target, from the
-  // per-request times of the reference whose count is nearest the limit, replayed at other rates
-  // (sim/count_model.h).
+  // per-request times of the reference whose count is nearest the limit (sim/count_model.h): its
+  // waits scaled by a queue's law, with the ceiling fitted to the counts every other run saw
+  // (ended runs over all their requests, runs in progress over their first requests, a prefix of
+  // a single step left out as in count_informative).
   [[nodiscard]] std::int64_t estimate_by_model() const {
     const Rate* ref = nullptr;
     double ref_dist = 0;
     for (const auto& [k, r] : runs_) {
       if (!r.model) continue;
-      const double d = std::abs(std::log1p(static_cast<double>(*r.final_over)) - log_boundary_);
+      const double d =
+          std::abs(std::log1p(static_cast<double>(*r.final_over)) - log_boundary_);
       if (ref == nullptr || d <= ref_dist) {
         ref = &r;
         ref_dist = d;
       }
     }
     NPUSIM_CHECK(ref != nullptr);
-    const auto passes = [&](std::int64_t k) { return ref->model->count(rate(k)) < needed_; };
+    const CountModel& model = *ref->model;
+    std::vector<CountSeen> seen;
+    for (const auto& [k, r] : runs_) {
+      if (&r == ref) continue;
+      if (r.final_over) {
+        seen.push_back({rate(k), n_, *r.final_over});
+      } else if (r.run.settled_over() || r.depth() >= kMinInformativeSteps) {
+        seen.push_back({rate(k), r.run.measured_done(), r.run.over()});
+      }
+    }
+    const double fallback = std::max(probe_.queue.ceiling_qps, 2 * model.rate_qps());
+    const double ceiling = fit_ceiling(model, seen, fallback);
+    const auto passes = [&](std::int64_t k) {
+      return model.count(n_, model.wait_scale(rate(k), ceiling)) < needed_;
+    };
     // The count grows with the rate: the last passing index in (lo_, hi_), lo_ when none.
-    std::int64_t a = lo_;
-    std::int64_t z = hi_;
+    std::int64_t a = lo_;  // passes (or the bracket's exact pass)
+    std::int64_t z = hi_;  // fails (or the bracket's exact fail)
     while (z - a > 1) {
       const std::int64_t mid = a + (z - a) / 2;
       (passes(mid) ? a : z) = mid;

@@ -84,7 +84,7 @@ std::vector<SimRun::RequestTimes> SimRun::measured_times() const {
   const std::int64_t n = impl_->scenario.workload.requests;
   out.reserve(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) {
-    out.push_back({w->arrival_ns(i), w->latency_ns(i), impl_->model->measured_service_ns(i)});
+    out.push_back({w->latency_ns(i), impl_->model->measured_service_ns(i)});
   }
   return out;
 }

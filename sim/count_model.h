@@ -2,53 +2,59 @@
 // The capacity search's prediction of a run's over-target count at another rate from the
 // per-request times of a run that ended (sim/capacity.h). Every rate sees the same arrival
 // sequence scaled, so the requests that cross the target as the rate rises are mostly those that
-// were closest to it, in the busy stretches that lengthen. The run's batches (requests that
-// started and completed together) are replayed as jobs of a first-come-first-served queue with
-// one server per stream: each keeps its measured service time and the hold between its last
-// member's arrival and its start that no busy stream explains (the batching window, the PCIe
-// copy), and its release moves with the arrivals, which at rate r lie at r0 / r of their times.
-// A request's latency at r is its measured latency plus the change the replay gives its start,
-// less the change of its own arrival; the count at r is that of the latencies over the target.
-// At the run's own rate the replay changes nothing: its count exactly.
+// were closest to it: a request's latency is its service plus its wait (batching window, ready
+// queue), and the waits grow with the load. The model scales every wait by one factor s(r),
+// that of a queue's mean wait, rho / (1 - rho) with rho = r / ceiling, relative to the run's rate,
+// and counts the requests whose service + s x wait exceeds the target. The ceiling is fitted to
+// the other runs' counts (sim/capacity.cpp).
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "sim/card_sim.h"
 
 namespace npusim::sim {
 
-/// One ended run's measured requests and batches, as the count prediction replays them.
+/// One run's measured requests as the count prediction needs them.
 class CountModel {
  public:
-  /// `times`: SimRun::measured_times() of a run that ended at `rate_qps` on `servers` streams;
-  /// `limit_ns`: the target's latency limit (latency_limit_ns).
-  CountModel(const std::vector<SimRun::RequestTimes>& times, double rate_qps, TimeNs limit_ns,
-             int servers);
+  /// `times`: SimRun::measured_times() of a run that ended at `rate_qps`; `limit_ns`: the
+  /// target's latency limit (latency_limit_ns).
+  CountModel(const std::vector<SimRun::RequestTimes>& times, double rate_qps, TimeNs limit_ns);
 
-  /// The predicted over-target count of the full run at `rate_qps`.
-  [[nodiscard]] std::int64_t count(double rate_qps) const;
+  /// Requests among the first `m` (arrival order) whose service + s x wait exceeds the limit.
+  /// At s = 1 and m = all, the run's own over-count exactly.
+  [[nodiscard]] std::int64_t count(std::int64_t m, double s) const;
+  [[nodiscard]] std::int64_t requests() const {
+    return static_cast<std::int64_t>(threshold_.size());
+  }
   [[nodiscard]] double rate_qps() const { return rate_qps_; }
 
- private:
-  struct Job {
-    double release = 0;  // last member's arrival, ns
-    double hold = 0;     // start - max(release, a stream free) at the run's rate, >= 0
-    double service = 0;  // start to completion, ns
-    double start = 0;    // the replay's start at the run's own rate
-    std::uint32_t first = 0;  // into members_
-    std::uint32_t count = 0;
-  };
-  // The replay's start of every job with arrivals at x times their measured times.
-  void replay(double x, std::vector<double>& start) const;
+  /// The factor on the waits at `rate` of a queue with that ceiling, relative to `rate_qps()`:
+  /// [rho / (1 - rho)](rate) / [rho / (1 - rho)](rate_qps()); infinite at or above the ceiling.
+  [[nodiscard]] double wait_scale(double rate, double ceiling_qps) const;
 
+ private:
   double rate_qps_;
-  double limit_ns_;
-  int servers_;
-  std::vector<Job> jobs_;  // by measured start
-  std::vector<std::uint32_t> members_;
-  std::vector<double> arrival_;  // per request, ns
-  std::vector<double> latency_;  // per request, ns
+  // Per request (arrival order): the least wait factor at which it exceeds the limit (-inf: its
+  // service alone does; +inf: never, it did not wait).
+  std::vector<double> threshold_;
+  // The thresholds of the first m requests, sorted, by m (a search asks for a few prefixes).
+  mutable std::map<std::int64_t, std::vector<double>> sorted_;
 };
+
+/// A run's over-count seen at `rate_qps` among its first `m` measured requests.
+struct CountSeen {
+  double rate_qps = 0;
+  std::int64_t m = 0;
+  std::int64_t count = 0;
+};
+
+/// The ceiling with which `model` best reproduces the counts `seen` (least squares in log count,
+/// each weighted by its count: the Poisson noise of a log count is 1 / count); `fallback` when
+/// nothing is seen. Scanned over rate_qps() x (1 + e^u), the middle of the best stretch.
+[[nodiscard]] double fit_ceiling(const CountModel& model, const std::vector<CountSeen>& seen,
+                                 double fallback_qps);
 
 }  // namespace npusim::sim

@@ -49,10 +49,6 @@ class P99Watch {
   void append_over_in_flight(TimeNs now_ns, std::vector<TimeNs>& out) const;
   /// The limit latency_limit_ns(target_ms).
   [[nodiscard]] TimeNs limit_ns() const noexcept { return limit_ns_; }
-  /// The arrival time of measured request `i` (arrival order).
-  [[nodiscard]] TimeNs arrival_ns(std::int64_t i) const {
-    return arrival_ns_[static_cast<std::size_t>(i)];
-  }
   /// The latency of measured request `i` (arrival order) once it completed, else -1.
   [[nodiscard]] TimeNs latency_ns(std::int64_t i) const {
     return latency_ns_[static_cast<std::size_t>(i)];
