@@ -56,6 +56,9 @@ constexpr std::int64_t kMinPrefixCount = 10;
 // noise of +-1 into +-2 grid steps; a candidate is placed by the runs that went deeper instead
 // (search tuning: 4.88 (seed 2: 4.90) plain sweeps against 5.03 (5.24) with one-step prefixes).
 constexpr std::size_t kMinInformativeSteps = 2;
+// The exponent of the rate by which the waits grow when no other run says it (estimate: an
+// M/M/1 queue's mean wait at rho = 0.5).
+constexpr double kDefaultWaitExponent = 2.0;
 // The most grid steps one extrapolation from two measured rates may move.
 constexpr std::int64_t kMaxJump = 24;
 // The probes: a few hundred requests give a floor and a ceiling to a few per cent, all a first
@@ -366,7 +369,7 @@ class Search {
 
   // The grid index estimated to be the highest whose full run meets the target, from the
   // per-request times of the reference whose count is nearest the limit (sim/count_model.h): its
-  // waits scaled by a queue's law, with the ceiling fitted to the counts every other run saw
+  // waits scaled by a power of the rate, its exponent fitted to the counts every other run saw
   // (ended runs over all their requests, runs in progress over their first requests, a prefix of
   // a single step left out as in count_informative).
   [[nodiscard]] std::int64_t estimate_by_model() const {
@@ -392,10 +395,9 @@ class Search {
         seen.push_back({rate(k), r.run.measured_done(), r.run.over()});
       }
     }
-    const double fallback = std::max(probe_.queue.ceiling_qps, 2 * model.rate_qps());
-    const double ceiling = fit_ceiling(model, seen, fallback);
+    const double exponent = fit_exponent(model, seen, kDefaultWaitExponent);
     const auto passes = [&](std::int64_t k) {
-      return model.count(n_, model.wait_scale(rate(k), ceiling)) < needed_;
+      return model.count(n_, model.wait_scale(rate(k), exponent)) < needed_;
     };
     // The count grows with the rate: the last passing index in (lo_, hi_), lo_ when none.
     std::int64_t a = lo_;  // passes (or the bracket's exact pass)

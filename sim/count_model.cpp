@@ -10,11 +10,11 @@ namespace npusim::sim {
 
 namespace {
 
-// The ceiling's scan: rate x (1 + e^u) for u in [kScanLo, kScanHi] in steps of kScanStep (from
-// 0.03 % above the reference's rate to 55 times it; search tuning, not a model constant).
-constexpr double kScanLo = -8.0;
-constexpr double kScanHi = 4.0;
-constexpr double kScanStep = 0.04;
+// The exponent's scan (search tuning, not a model constant): from waits that do not move to
+// waits growing 40 % per 1 % of rate.
+constexpr double kScanLo = 0.0;
+constexpr double kScanHi = 40.0;
+constexpr double kScanStep = 0.05;
 
 }  // namespace
 
@@ -58,24 +58,20 @@ std::int64_t CountModel::count(std::int64_t m, double s) const {
   return std::lower_bound(v.begin(), v.end(), s) - v.begin();  // thresholds below s
 }
 
-double CountModel::wait_scale(double rate, double ceiling_qps) const {
-  if (rate >= ceiling_qps) return std::numeric_limits<double>::infinity();
-  const auto f = [&](double r) { return r / (ceiling_qps - r); };
-  return f(rate) / f(rate_qps_);
+double CountModel::wait_scale(double rate, double exponent) const {
+  return std::pow(rate / rate_qps_, exponent);
 }
 
-double fit_ceiling(const CountModel& model, const std::vector<CountSeen>& seen,
-                   double fallback_qps) {
-  if (seen.empty()) return fallback_qps;
-  const double r0 = model.rate_qps();
+double fit_exponent(const CountModel& model, const std::vector<CountSeen>& seen,
+                    double fallback) {
+  if (seen.empty()) return fallback;
   double best = std::numeric_limits<double>::infinity();
   std::vector<double> best_u;
   for (double u = kScanLo; u <= kScanHi + 1e-9; u += kScanStep) {
-    const double ceiling = r0 * (1 + std::exp(u));
     double err = 0;
     for (const CountSeen& c : seen) {
       const double pred =
-          static_cast<double>(model.count(c.m, model.wait_scale(c.rate_qps, ceiling)));
+          static_cast<double>(model.count(c.m, model.wait_scale(c.rate_qps, u)));
       const double d = std::log1p(pred) - std::log1p(static_cast<double>(c.count));
       err += static_cast<double>(c.count + 1) * d * d;
     }
@@ -85,7 +81,7 @@ double fit_ceiling(const CountModel& model, const std::vector<CountSeen>& seen,
     }
     if (err <= best * (1 + 1e-12)) best_u.push_back(u);
   }
-  return r0 * (1 + std::exp(best_u[best_u.size() / 2]));
+  return best_u[best_u.size() / 2];
 }
 
 }  // namespace npusim::sim

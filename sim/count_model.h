@@ -3,10 +3,9 @@
 // per-request times of a run that ended (sim/capacity.h). Every rate sees the same arrival
 // sequence scaled, so the requests that cross the target as the rate rises are mostly those that
 // were closest to it: a request's latency is its service plus its wait (batching window, ready
-// queue), and the waits grow with the load. The model scales every wait by one factor s(r),
-// that of a queue's mean wait, rho / (1 - rho) with rho = r / ceiling, relative to the run's rate,
-// and counts the requests whose service + s x wait exceeds the target. The ceiling is fitted to
-// the other runs' counts (sim/capacity.cpp).
+// queue), and the waits grow with the load. The model scales every wait by one factor
+// s(r) = (r / r0)^p, r0 the run's rate, and counts the requests whose service + s x wait exceeds
+// the target. The exponent is fitted to the other runs' counts (sim/capacity.cpp).
 
 #include <cstdint>
 #include <map>
@@ -31,9 +30,8 @@ class CountModel {
   }
   [[nodiscard]] double rate_qps() const { return rate_qps_; }
 
-  /// The factor on the waits at `rate` of a queue with that ceiling, relative to `rate_qps()`:
-  /// [rho / (1 - rho)](rate) / [rho / (1 - rho)](rate_qps()); infinite at or above the ceiling.
-  [[nodiscard]] double wait_scale(double rate, double ceiling_qps) const;
+  /// The factor on the waits at `rate`: (rate / rate_qps())^exponent.
+  [[nodiscard]] double wait_scale(double rate, double exponent) const;
 
  private:
   double rate_qps_;
@@ -51,10 +49,10 @@ struct CountSeen {
   std::int64_t count = 0;
 };
 
-/// The ceiling with which `model` best reproduces the counts `seen` (least squares in log count,
+/// The exponent with which `model` best reproduces the counts `seen` (least squares in log count,
 /// each weighted by its count: the Poisson noise of a log count is 1 / count); `fallback` when
-/// nothing is seen. Scanned over rate_qps() x (1 + e^u), the middle of the best stretch.
-[[nodiscard]] double fit_ceiling(const CountModel& model, const std::vector<CountSeen>& seen,
-                                 double fallback_qps);
+/// nothing is seen. Scanned in steps, the middle of the best ones.
+[[nodiscard]] double fit_exponent(const CountModel& model, const std::vector<CountSeen>& seen,
+                                  double fallback);
 
 }  // namespace npusim::sim
