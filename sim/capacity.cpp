@@ -102,7 +102,6 @@ struct Rate {
   std::vector<std::int64_t> over_at;
   std::vector<double> y_at;
   std::optional<std::int64_t> final_over;  // the full run's over-count, when it ran to its end
-  std::optional<CountModel> model;         // its requests' times, when it ran to its end
   [[nodiscard]] std::size_t depth() const noexcept { return over_at.size(); }
   /// Steps whose over-count was taken at the step's end (a settled run's last one was not).
   [[nodiscard]] std::size_t full_steps() const { return depth() - (run.settled_over() ? 1 : 0); }
@@ -164,7 +163,8 @@ class Search {
         }
         continue;
       }
-      const std::int64_t c = std::clamp(estimate_by_model(), lo_, hi_ - 1);
+      const std::int64_t c = std::clamp(
+          ended_.size() >= 2 ? estimate_by_model() : estimate_by_count(), lo_, hi_ - 1);
       if (c > lo_ && runs_.count(c) == 0) {
         step_on(c);  // a first look, which the references turn into a prediction
       } else if (c > lo_) {
@@ -197,8 +197,7 @@ class Search {
     if (it == runs_.end()) {
       Scenario sc = sc_;
       sc.workload.rate_qps = rate(k);
-      it = runs_.emplace(k, Rate{SimRun(std::move(sc), hw_, true, options_), {}, {}, {}, {}})
-               .first;
+      it = runs_.emplace(k, Rate{SimRun(std::move(sc), hw_, true, options_), {}, {}, {}}).first;
       ++simulations_;
     }
     return it->second;
@@ -237,9 +236,9 @@ class Search {
   // Records k's verdict when exact and drops the runs outside the bracket.
   void settle(std::int64_t k) {
     Rate& r = runs_.at(k);
-    if (r.run.ended()) {
+    if (r.run.ended() && !r.final_over) {
       r.final_over = r.run.over();
-      if (!r.model) r.model.emplace(r.run.measured_times(), rate(k), limit_ns_);
+      ended_.push_back({k, *r.final_over, CountModel(r.run.measured_times(), rate(k), limit_ns_)});
     }
     if (r.run.settled_over()) {
       hi_ = k;
@@ -367,41 +366,32 @@ class Search {
     return below ? std::min(c, k - 1) : std::max(c, k);
   }
 
-  // The grid index estimated to be the highest whose full run meets the target, from the
-  // per-request times of the reference whose count is nearest the limit (sim/count_model.h): its
-  // waits scaled by a power of the rate, its exponent fitted to the counts every other run saw
-  // (ended runs over all their requests, runs in progress over their first requests, a prefix of
-  // a single step left out as in count_informative).
+  // The grid index estimated to be the highest whose full run meets the target once two runs
+  // ended, from the per-request times of the one whose count is nearest the limit
+  // (sim/count_model.h): its waits scaled by a power of the rate, the exponent fitted to the
+  // other ended runs' counts.
   [[nodiscard]] std::int64_t estimate_by_model() const {
-    const Rate* ref = nullptr;
+    const Ended* ref = nullptr;
     double ref_dist = 0;
-    for (const auto& [k, r] : runs_) {
-      if (!r.model) continue;
-      const double d =
-          std::abs(std::log1p(static_cast<double>(*r.final_over)) - log_boundary_);
+    for (const Ended& e : ended_) {
+      const double d = std::abs(std::log1p(static_cast<double>(e.over)) - log_boundary_);
       if (ref == nullptr || d <= ref_dist) {
-        ref = &r;
+        ref = &e;
         ref_dist = d;
       }
     }
-    NPUSIM_CHECK(ref != nullptr);
-    const CountModel& model = *ref->model;
+    const CountModel& model = ref->model;
     std::vector<CountSeen> seen;
-    for (const auto& [k, r] : runs_) {
-      if (&r == ref) continue;
-      if (r.final_over) {
-        seen.push_back({rate(k), n_, *r.final_over});
-      } else if (r.run.settled_over() || r.depth() >= kMinInformativeSteps) {
-        seen.push_back({rate(k), r.run.measured_done(), r.run.over()});
-      }
+    for (const Ended& e : ended_) {
+      if (&e != ref) seen.push_back({rate(e.k), n_, e.over});
     }
     const double exponent = fit_exponent(model, seen, kDefaultWaitExponent);
     const auto passes = [&](std::int64_t k) {
       return model.count(n_, model.wait_scale(rate(k), exponent)) < needed_;
     };
     // The count grows with the rate: the last passing index in (lo_, hi_), lo_ when none.
-    std::int64_t a = lo_;  // passes (or the bracket's exact pass)
-    std::int64_t z = hi_;  // fails (or the bracket's exact fail)
+    std::int64_t a = lo_;
+    std::int64_t z = hi_;
     while (z - a > 1) {
       const std::int64_t mid = a + (z - a) / 2;
       (passes(mid) ? a : z) = mid;
@@ -488,6 +478,13 @@ class Search {
   std::int64_t lo_ = 0;  // highest index whose full run met the target (k_min_ - 1: none yet)
   std::int64_t hi_ = 0;  // lowest index above lo_ whose full run misses it (k_max_ + 1: none yet)
   std::map<std::int64_t, Rate> runs_;
+  // Every run that ended, kept when it leaves the bracket: its count and requests' times.
+  struct Ended {
+    std::int64_t k;
+    std::int64_t over;
+    CountModel model;
+  };
+  std::vector<Ended> ended_;
   int looks_ = 0;
   std::int64_t simulations_ = 0;
   std::uint64_t events_ = 0;
