@@ -107,6 +107,13 @@ struct Rate {
   [[nodiscard]] std::size_t full_steps() const { return depth() - (run.settled_over() ? 1 : 0); }
 };
 
+// A run that ended, kept when it leaves the bracket: its index, count and requests' times.
+struct Ended {
+  std::int64_t k;
+  std::int64_t over;
+  CountModel model;
+};
+
 // The search over the grid rate(k) = anchor g^k, g = 1 / (1 - tolerance).
 class Search {
  public:
@@ -163,8 +170,9 @@ class Search {
         }
         continue;
       }
-      const std::int64_t c = std::clamp(
-          ended_.size() >= 2 ? estimate_by_model() : estimate_by_count(), lo_, hi_ - 1);
+      const std::vector<CountSeen> seen = seen_for_model();
+      const std::int64_t c =
+          std::clamp(seen.empty() ? estimate_by_count() : estimate_by_model(seen), lo_, hi_ - 1);
       if (c > lo_ && runs_.count(c) == 0) {
         step_on(c);  // a first look, which the references turn into a prediction
       } else if (c > lo_) {
@@ -370,21 +378,9 @@ class Search {
   // ended, from the per-request times of the one whose count is nearest the limit
   // (sim/count_model.h): its waits scaled by a power of the rate, the exponent fitted to the
   // other ended runs' counts.
-  [[nodiscard]] std::int64_t estimate_by_model() const {
-    const Ended* ref = nullptr;
-    double ref_dist = 0;
-    for (const Ended& e : ended_) {
-      const double d = std::abs(std::log1p(static_cast<double>(e.over)) - log_boundary_);
-      if (ref == nullptr || d <= ref_dist) {
-        ref = &e;
-        ref_dist = d;
-      }
-    }
-    const CountModel& model = ref->model;
-    std::vector<CountSeen> seen;
-    for (const Ended& e : ended_) {
-      if (&e != ref) seen.push_back({rate(e.k), n_, e.over});
-    }
+  [[nodiscard]] std::int64_t estimate_by_model(const std::vector<CountSeen>& seen) const {
+    const Ended& ref = nearest_ended();
+    const CountModel& model = ref.model;
     const double exponent = fit_exponent(model, seen, kDefaultWaitExponent);
     const auto passes = [&](std::int64_t k) {
       return model.count(n_, model.wait_scale(rate(k), exponent)) < needed_;
@@ -397,6 +393,38 @@ class Search {
       (passes(mid) ? a : z) = mid;
     }
     return a;
+  }
+
+  [[nodiscard]] const Ended& nearest_ended() const {
+    const Ended* ref = nullptr;
+    double ref_dist = 0;
+    for (const Ended& e : ended_) {
+      const double d = std::abs(std::log1p(static_cast<double>(e.over)) - log_boundary_);
+      if (ref == nullptr || d <= ref_dist) {
+        ref = &e;
+        ref_dist = d;
+      }
+    }
+    NPUSIM_CHECK(ref != nullptr);
+    return *ref;
+  }
+
+  // The counts the model's exponent is fitted to: the other ended runs' over all their requests,
+  // and those of runs in progress past their first step over their first requests; not a run
+  // that settled over, whose count over its first requests is the transient of an overloaded
+  // queue filling up.
+  [[nodiscard]] std::vector<CountSeen> seen_for_model() const {
+    std::vector<CountSeen> seen;
+    const Ended& ref = nearest_ended();
+    for (const Ended& e : ended_) {
+      if (&e != &ref) seen.push_back({rate(e.k), n_, e.over});
+    }
+    for (const auto& [k, r] : runs_) {
+      if (!r.final_over && !r.run.settled_over() && r.depth() >= kMinInformativeSteps) {
+        seen.push_back({rate(k), r.run.measured_done(), r.run.over()});
+      }
+    }
+    return seen;
   }
 
   [[nodiscard]] bool fails_by_y(const Rate& r) const {
@@ -478,12 +506,6 @@ class Search {
   std::int64_t lo_ = 0;  // highest index whose full run met the target (k_min_ - 1: none yet)
   std::int64_t hi_ = 0;  // lowest index above lo_ whose full run misses it (k_max_ + 1: none yet)
   std::map<std::int64_t, Rate> runs_;
-  // Every run that ended, kept when it leaves the bracket: its count and requests' times.
-  struct Ended {
-    std::int64_t k;
-    std::int64_t over;
-    CountModel model;
-  };
   std::vector<Ended> ended_;
   int looks_ = 0;
   std::int64_t simulations_ = 0;
