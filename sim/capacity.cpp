@@ -247,6 +247,7 @@ class Search {
     if (r.run.ended() && !r.final_over) {
       r.final_over = r.run.over();
       ended_.push_back({k, *r.final_over, CountModel(r.run.measured_times(), rate(k), limit_ns_)});
+      ended_.back().model.set_ceiling(probe_.queue.ceiling_qps);
     }
     if (r.run.settled_over()) {
       hi_ = k;

@@ -12,7 +12,7 @@ namespace {
 
 // The exponent's scan (search tuning, not a model constant): from waits that do not move to
 // waits growing 40 % per 1 % of rate.
-constexpr double kScanLo = 0.0;
+constexpr double kScanLo = -10.0;
 constexpr double kScanHi = 40.0;
 constexpr double kScanStep = 0.05;
 
@@ -59,7 +59,10 @@ std::int64_t CountModel::count(std::int64_t m, double s) const {
 }
 
 double CountModel::wait_scale(double rate, double exponent) const {
-  return std::pow(rate / rate_qps_, exponent);
+  const double power = std::pow(rate / rate_qps_, exponent);
+  if (!(ceiling_qps_ > rate_qps_)) return power;
+  if (rate >= ceiling_qps_) return std::numeric_limits<double>::infinity();
+  return power * (ceiling_qps_ - rate_qps_) / (ceiling_qps_ - rate);
 }
 
 double fit_exponent(const CountModel& model, const std::vector<CountSeen>& seen,

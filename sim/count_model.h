@@ -30,11 +30,15 @@ class CountModel {
   }
   [[nodiscard]] double rate_qps() const { return rate_qps_; }
 
-  /// The factor on the waits at `rate`: (rate / rate_qps())^exponent.
+  /// The factor on the waits at `rate`: (rate / rate_qps())^exponent times a queue's
+  /// (ceiling - rate_qps()) / (ceiling - rate), infinite at or above the ceiling.
   [[nodiscard]] double wait_scale(double rate, double exponent) const;
+  /// The throughput ceiling of the queue law (the probes'); none: infinite.
+  void set_ceiling(double ceiling_qps) { ceiling_qps_ = ceiling_qps; }
 
  private:
   double rate_qps_;
+  double ceiling_qps_ = 0;
   // Per request (arrival order): the least wait factor at which it exceeds the limit (-inf: its
   // service alone does; +inf: never, it did not wait).
   std::vector<double> threshold_;
