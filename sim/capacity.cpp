@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "model/error.h"
-#include "sim/count_model.h"
 #include "sim/p99_watch.h"
 
 namespace npusim::sim {
@@ -56,9 +55,6 @@ constexpr std::int64_t kMinPrefixCount = 10;
 // noise of +-1 into +-2 grid steps; a candidate is placed by the runs that went deeper instead
 // (search tuning: 4.88 (seed 2: 4.90) plain sweeps against 5.03 (5.24) with one-step prefixes).
 constexpr std::size_t kMinInformativeSteps = 2;
-// The exponent of the rate by which the waits grow when no other run says it (estimate: an
-// M/M/1 queue's mean wait at rho = 0.5).
-constexpr double kDefaultWaitExponent = 2.0;
 // The most grid steps one extrapolation from two measured rates may move.
 constexpr std::int64_t kMaxJump = 24;
 // The probes: a few hundred requests give a floor and a ceiling to a few per cent, all a first
@@ -107,13 +103,6 @@ struct Rate {
   [[nodiscard]] std::size_t full_steps() const { return depth() - (run.settled_over() ? 1 : 0); }
 };
 
-// A run that ended, kept when it leaves the bracket: its index, count and requests' times.
-struct Ended {
-  std::int64_t k;
-  std::int64_t over;
-  CountModel model;
-};
-
 // The search over the grid rate(k) = anchor g^k, g = 1 / (1 - tolerance).
 class Search {
  public:
@@ -126,7 +115,6 @@ class Search {
     boundary_ = y_of(*sc_.target.p99_ms);
     step_ = std::min(n_, std::max(kStepMin, n_ / kSteps));
     needed_ = P99Watch(n_, *sc_.target.p99_ms).over_needed();
-    limit_ns_ = latency_limit_ns(*sc_.target.p99_ms);
     log_boundary_ = std::log(static_cast<double>(needed_) + 0.5);
     // Shrunk by a part in 1e9 so that neighbours are within the tolerance after rounding.
     ln_g_ = -std::log1p(-tolerance) * (1 - 1e-9);
@@ -170,9 +158,7 @@ class Search {
         }
         continue;
       }
-      const std::vector<CountSeen> seen = seen_for_model();
-      const std::int64_t c =
-          std::clamp(seen.empty() ? estimate_by_count() : estimate_by_model(seen), lo_, hi_ - 1);
+      const std::int64_t c = std::clamp(estimate_by_count(), lo_, hi_ - 1);
       if (c > lo_ && runs_.count(c) == 0) {
         step_on(c);  // a first look, which the references turn into a prediction
       } else if (c > lo_) {
@@ -244,11 +230,7 @@ class Search {
   // Records k's verdict when exact and drops the runs outside the bracket.
   void settle(std::int64_t k) {
     Rate& r = runs_.at(k);
-    if (r.run.ended() && !r.final_over) {
-      r.final_over = r.run.over();
-      ended_.push_back({k, *r.final_over, CountModel(r.run.measured_times(), rate(k), limit_ns_)});
-      ended_.back().model.set_ceiling(probe_.queue.ceiling_qps);
-    }
+    if (r.run.ended()) r.final_over = r.run.over();
     if (r.run.settled_over()) {
       hi_ = k;
     } else if (r.run.ended()) {
@@ -375,59 +357,6 @@ class Search {
     return below ? std::min(c, k - 1) : std::max(c, k);
   }
 
-  // The grid index estimated to be the highest whose full run meets the target once two runs
-  // ended, from the per-request times of the one whose count is nearest the limit
-  // (sim/count_model.h): its waits scaled by a power of the rate, the exponent fitted to the
-  // other ended runs' counts.
-  [[nodiscard]] std::int64_t estimate_by_model(const std::vector<CountSeen>& seen) const {
-    const Ended& ref = nearest_ended();
-    const CountModel& model = ref.model;
-    const double exponent = fit_exponent(model, seen, kDefaultWaitExponent);
-    const auto passes = [&](std::int64_t k) {
-      return model.count(n_, model.wait_scale(rate(k), exponent)) < needed_;
-    };
-    // The count grows with the rate: the last passing index in (lo_, hi_), lo_ when none.
-    std::int64_t a = lo_;
-    std::int64_t z = hi_;
-    while (z - a > 1) {
-      const std::int64_t mid = a + (z - a) / 2;
-      (passes(mid) ? a : z) = mid;
-    }
-    return a;
-  }
-
-  [[nodiscard]] const Ended& nearest_ended() const {
-    const Ended* ref = nullptr;
-    double ref_dist = 0;
-    for (const Ended& e : ended_) {
-      const double d = std::abs(std::log1p(static_cast<double>(e.over)) - log_boundary_);
-      if (ref == nullptr || d <= ref_dist) {
-        ref = &e;
-        ref_dist = d;
-      }
-    }
-    NPUSIM_CHECK(ref != nullptr);
-    return *ref;
-  }
-
-  // The counts the model's exponent is fitted to: the other ended runs' over all their requests,
-  // and those of runs in progress past their first step over their first requests; not a run
-  // that settled over, whose count over its first requests is the transient of an overloaded
-  // queue filling up.
-  [[nodiscard]] std::vector<CountSeen> seen_for_model() const {
-    std::vector<CountSeen> seen;
-    const Ended& ref = nearest_ended();
-    for (const Ended& e : ended_) {
-      if (&e != &ref) seen.push_back({rate(e.k), n_, e.over});
-    }
-    for (const auto& [k, r] : runs_) {
-      if (!r.final_over && !r.run.settled_over() && r.depth() >= kMinInformativeSteps) {
-        seen.push_back({rate(k), r.run.measured_done(), r.run.over()});
-      }
-    }
-    return seen;
-  }
-
   [[nodiscard]] bool fails_by_y(const Rate& r) const {
     if (r.run.settled_over()) return true;
     if (r.run.ended()) return false;
@@ -498,7 +427,6 @@ class Search {
   double boundary_ = 0;  // y at the target
   std::int64_t step_ = 0;  // measured requests per step
   std::int64_t needed_ = 0;  // over-count at which the P99 misses the target
-  TimeNs limit_ns_ = 0;      // the latency above which a request counts as over
   double log_boundary_ = 0;  // log-count between passing (needed_ - 1) and failing (needed_)
   double ln_g_ = 0;
   double anchor_ = 0;  // rate(0)
@@ -507,7 +435,6 @@ class Search {
   std::int64_t lo_ = 0;  // highest index whose full run met the target (k_min_ - 1: none yet)
   std::int64_t hi_ = 0;  // lowest index above lo_ whose full run misses it (k_max_ + 1: none yet)
   std::map<std::int64_t, Rate> runs_;
-  std::vector<Ended> ended_;
   int looks_ = 0;
   std::int64_t simulations_ = 0;
   std::uint64_t events_ = 0;

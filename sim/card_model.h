@@ -182,10 +182,6 @@ class CardModel final : public EventTarget {
   [[nodiscard]] const std::optional<P99Watch>& watch() const { return watch_; }
   [[nodiscard]] std::uint64_t events() const { return sim_.stats().events_processed; }
   [[nodiscard]] double p99_so_far_ms() const;
-  // The service time of measured request `i` (arrival order): start of service to completion.
-  [[nodiscard]] TimeNs measured_service_ns(std::int64_t i) const {
-    return requests_[static_cast<std::size_t>(sc_.workload.warmup_requests + i)].service_ns;
-  }
   [[nodiscard]] std::int64_t measured_done() const {
     return static_cast<std::int64_t>(latencies_.size());
   }

@@ -77,18 +77,6 @@ std::int64_t SimRun::resolved() const {
   return w ? w->resolved() : measured_done();
 }
 
-std::vector<SimRun::RequestTimes> SimRun::measured_times() const {
-  std::vector<RequestTimes> out;
-  const auto& w = impl_->model->watch();
-  if (!w || !ended()) return out;
-  const std::int64_t n = impl_->scenario.workload.requests;
-  out.reserve(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) {
-    out.push_back({w->latency_ns(i), impl_->model->measured_service_ns(i)});
-  }
-  return out;
-}
-
 std::uint64_t SimRun::events() const { return impl_->model->events(); }
 
 double SimRun::p99_so_far_ms() const { return impl_->model->p99_so_far_ms(); }

@@ -182,15 +182,6 @@ class SimRun {
   /// The nearest-rank P99 in ms of the measured requests resolved so far (those in flight and over
   /// the target count at their age so far); the run's P99 once it ended. 0 before any.
   [[nodiscard]] double p99_so_far_ms() const;
-  /// Per measured request, in arrival order, its latency and its service time (start of service
-  /// on a stream to completion; the wait before it is the difference), ns, once the run ended
-  /// with a target.p99_ms (the capacity search predicts other rates' counts from them); else
-  /// empty.
-  struct RequestTimes {
-    TimeNs latency_ns = 0;
-    TimeNs service_ns = 0;
-  };
-  [[nodiscard]] std::vector<RequestTimes> measured_times() const;
   /// Kernel events processed so far (the cost of the run).
   [[nodiscard]] std::uint64_t events() const;
   /// The scenario it runs.

@@ -30,20 +30,17 @@ P99Watch::P99Watch(std::int64_t measured, double target_ms)
   NPUSIM_CHECK(measured > 0);
   arrival_ns_.reserve(static_cast<std::size_t>(measured));
   done_.reserve(static_cast<std::size_t>(measured));
-  latency_ns_.reserve(static_cast<std::size_t>(measured));
 }
 
 void P99Watch::arrived(TimeNs at_ns) {
   arrival_ns_.push_back(at_ns);
   done_.push_back(0);
-  latency_ns_.push_back(-1);
 }
 
 void P99Watch::completed(std::int64_t i, TimeNs latency_ns) {
   const auto k = static_cast<std::size_t>(i);
   NPUSIM_CHECK(k < done_.size() && !done_[k]);
   done_[k] = 1;
-  latency_ns_[k] = latency_ns;
   if (k < aged_) return;  // counted as over when it grew older than the limit in flight
   ++resolved_;
   if (latency_ns > limit_ns_) ++over_;

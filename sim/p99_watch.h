@@ -49,17 +49,12 @@ class P99Watch {
   void append_over_in_flight(TimeNs now_ns, std::vector<TimeNs>& out) const;
   /// The limit latency_limit_ns(target_ms).
   [[nodiscard]] TimeNs limit_ns() const noexcept { return limit_ns_; }
-  /// The latency of measured request `i` (arrival order) once it completed, else -1.
-  [[nodiscard]] TimeNs latency_ns(std::int64_t i) const {
-    return latency_ns_[static_cast<std::size_t>(i)];
-  }
 
  private:
   TimeNs limit_ns_;
   std::int64_t over_needed_;
   std::vector<TimeNs> arrival_ns_;  // per measured request, in arrival order
   std::vector<char> done_;
-  std::vector<TimeNs> latency_ns_;  // per measured request, -1 until it completed
   std::size_t aged_ = 0;  // requests [0, aged_) arrived more than the limit ago
   std::int64_t over_ = 0;
   std::int64_t resolved_ = 0;
