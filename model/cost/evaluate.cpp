@@ -106,14 +106,8 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   const int unit_cores = std::max(1, available_cores(plan.unit, hw, budget));
   const std::int64_t tiles = std::max<std::int64_t>(1, plan.tiles);
   const auto b = static_cast<int>(std::min<std::int64_t>(unit_cores, tiles));
+  std::int64_t w = ceil_div(tiles, b);
   double w_ideal = static_cast<double>(tiles) / b;
-  // ceil(tiles / b) from the quotient already formed, without a second (integer) division. Exact
-  // for 1 <= b <= tiles <= 2^53: a whole quotient is exact, and a fractional one is at least 1/b
-  // above the integer n below it while its rounding error is at most n x 2^-53 < 1/b (n x b <
-  // tiles <= 2^53), so the rounded quotient stays in (n, n + 1] and its ceiling is n + 1.
-  std::int64_t w = tiles <= (std::int64_t{1} << 53)
-                       ? static_cast<std::int64_t>(fast_ceil(w_ideal))
-                       : ceil_div(tiles, b);
   block_waves(plan, hw, budget, tiles, w, w_ideal);
   dealt_waves(static_cast<double>(plan.whole_units), b, tiles, w, w_ideal);
   // A core that runs several launch blocks in rounds starts each block's pipeline afresh
@@ -166,15 +160,9 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   // µs per byte read and written, the rate factors folded in (independent of h_in)
   const double in_us_per_cycle_byte = us_per_cycle / plan.in.rate_factor;  // 1 / (factor f)
   const double in_us_per_byte = in_cycles_per_byte * in_us_per_cycle_byte;
-  // 1 / (factor x gm_write_bytes_per_cycle x f). A plan without MTE3 bytes (a GEMM writes
-  // through FixPipe) multiplies it only by zeros: when it is positive and finite, any such value
-  // gives the same signed zeros, so 1 stands in for it and the division is skipped.
-  const double out_rate = plan.out.rate_factor * hw.memory.gm_write_bytes_per_cycle;
+  const double out_us_per_byte =  // 1 / (factor x gm_write_bytes_per_cycle x f)
+      us_per_cycle / (plan.out.rate_factor * hw.memory.gm_write_bytes_per_cycle);
   const bool us_finite = us_per_cycle > 0 && us_per_cycle < std::numeric_limits<double>::infinity();
-  const double out_us_per_byte =
-      plan.out.bytes == 0 && plan.out.padded_bytes == 0 && out_rate >= 1 && us_finite
-          ? 1.0
-          : us_per_cycle / out_rate;
 
   // Same-address conflicts grow with the cores launched and the duplicate ratio; the coefficient
   // is the loss at full chip width with every index repeated (DESIGN.md "Inter-core conflicts").
