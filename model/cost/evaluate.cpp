@@ -158,13 +158,10 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
       h_in == 0 && l2_rate > 0 ? gm_cycles_per_byte
                                : h_in * l2_cycles_per_byte + (1 - h_in) * gm_cycles_per_byte;
   // µs per byte read and written, the rate factors folded in (independent of h_in)
-  // 1 / (factor f). At the full rate (factor 1: every vector kernel, a GEMM of NZ operands)
-  // us_per_cycle / 1 is us_per_cycle itself: the division is skipped.
-  const double in_us_per_cycle_byte =
-      plan.in.rate_factor == 1.0 ? us_per_cycle : us_per_cycle / plan.in.rate_factor;
+  const double in_us_per_cycle_byte = us_per_cycle / plan.in.rate_factor;  // 1 / (factor f)
   const double in_us_per_byte = in_cycles_per_byte * in_us_per_cycle_byte;
   const double out_us_per_byte =  // 1 / (factor x gm_write_bytes_per_cycle x f)
-      div_pow2(us_per_cycle, plan.out.rate_factor * hw.memory.gm_write_bytes_per_cycle);
+      us_per_cycle / (plan.out.rate_factor * hw.memory.gm_write_bytes_per_cycle);
   const bool us_finite = us_per_cycle > 0 && us_per_cycle < std::numeric_limits<double>::infinity();
 
   // Same-address conflicts grow with the cores launched and the duplicate ratio; the coefficient
