@@ -308,13 +308,6 @@ double block_tile(double padded, double tiles, double base, double f) noexcept {
   return round_up(padded / tiles, f);
 }
 
-// useful / issued, the cube's efficiency: exactly 1 when the two are equal, positive and finite
-// (a GEMM whose M, N and K fill their tiles), without the division (session 20).
-double useful_share(double useful, double issued) noexcept {
-  if (useful == issued && useful > 0 && useful < std::numeric_limits<double>::infinity()) return 1.0;
-  return useful / issued;
-}
-
 bool is_conv(OpRole role) noexcept {
   return role == OpRole::kConv2D || role == OpRole::kConvBackpropInput ||
          role == OpRole::kConvBackpropFilter;
@@ -420,8 +413,8 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
         read_total > 0 ? std::clamp(1.0 - (a_unique + b_unique) / read_total, 0.0, 1.0) : 0.0;
     p.cube_cycles = tm * tn * tk / macs_per_cycle;
     // L1 -> L0A / L0B on MTE1.
-    p.mte1_cycles = div_pow2(tm * tk * ds, hw.cube.l1_to_l0a_bytes_per_cycle) +
-                    div_pow2(tk * tn * ds, hw.cube.l1_to_l0b_bytes_per_cycle);
+    p.mte1_cycles = tm * tk * ds / hw.cube.l1_to_l0a_bytes_per_cycle +
+                    tk * tn * ds / hw.cube.l1_to_l0b_bytes_per_cycle;
     return std::pair{ta.padded_bytes, tb.padded_bytes};
   };
 
@@ -499,7 +492,7 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
   const double tiles = base_tiles * parts;
   p.tiles = saturating_count(tiles);
   const auto [a_tile, b_tile] = tile_io(tm, tn, tk, tiles);
-  p.cube_efficiency = useful_share(g.m * g.n * g.k, tiles_m * tm * tiles_n * tn * tk * parts);
+  p.cube_efficiency = (g.m * g.n * g.k) / (tiles_m * tm * tiles_n * tn * tk * parts);
   if (parts > 1) {
     p.reread_hit_ratio = gemm_reread_hits(a_tile, b_tile, tiles_m, tiles_n, cores, hw);
     p.fixpipe_bytes = tm * tn * 4.0;
@@ -509,7 +502,7 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
   p.reread_hit_ratio = gemm_reread_hits(a_tile, b_tile, (g.b_shared ? g.batch : 1) * tiles_m,
                                         tiles_n, cores, hw);
   // Results out of L0C through FixPipe.
-  p.fixpipe_bytes = div_pow2(g.batch * g.m * g.n * out_ds, tiles);
+  p.fixpipe_bytes = g.batch * g.m * g.n * out_ds / tiles;
   return p;
 }
 
