@@ -248,16 +248,7 @@ KernelPlan elementwise_plan(const OpDesc& op, const ElementwiseShape& s, const H
       p.in.transfers += x.transfers;
       p.in.ideal_transfers += x.ideal_transfers;
     }
-    // Aligned rows move as one DMA a tile, their bytes rows x row bytes / nt (row_transfer):
-    // when rows x row bytes is e x ds or e (a bool output), that is a quotient formed above.
-    const double out_row_bytes = last * out_ds;
-    const double out_all = rows * out_row_bytes;
-    if ((out_all == eds || out_all == e) && is_multiple(out_row_bytes, hw.memory.block_bytes)) {
-      p.out.bytes = p.out.padded_bytes = out_all == eds ? tile_bytes : tile_elements;
-      p.out.transfers = p.out.ideal_transfers = 1;
-    } else {
-      p.out = row_transfer(rows, out_row_bytes, nt, hw);
-    }
+    p.out = row_transfer(rows, last * out_ds, nt, hw);
   }
   add_compute(p, kind, tile_bytes, tile_elements, s.scalar, hw, s.casts, out_ds);
   // Without broadcast inputs this adds 0 x a finite cycle count, +0.0 to a sum that is never
