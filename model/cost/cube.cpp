@@ -168,18 +168,28 @@ GemmMode gemm_mode(const Gemm& g, const OpDesc& op, const HwSpec& hw) noexcept {
 // A re-read hits with probability min(1, L2 / D) (an LRU cache of capacity L2 under a cyclic
 // reuse pattern keeps a fraction L2 / D of it). Independent GEMMs of a batch repeat the pattern,
 // so the ratio is per GEMM; a B shared over the batch is folded into the rows by the caller.
-double gemm_reread_hits(double a_panel, double b_panel, double tiles_m, double tiles_n, int cores,
-                        const HwSpec& hw) noexcept {
+// Always inline (session 20): called once per prediction, and out of line its arguments and
+// result went through registers saved around the call.
+[[gnu::always_inline]] inline double gemm_reread_hits(double a_panel, double b_panel,
+                                                      double tiles_m, double tiles_n, int cores,
+                                                      const HwSpec& hw) noexcept {
   const double c = std::max(1, cores);
   const double l2 = hw.chip.l2_bytes;
   const double nw = std::min(c, tiles_n);
-  const double mw = std::min(tiles_m, fast_ceil(c / tiles_n));
+  // ceil(c / tiles_n) is 1 when c <= tiles_n (finite): for c >= 1 the quotient is in (0, 1]
+  // (session 20: no division when the N blocks alone fill the cores)
+  const bool n_fills = c <= tiles_n && tiles_n < std::numeric_limits<double>::infinity();
+  const double mw = std::min(tiles_m, n_fills ? 1.0 : fast_ceil(c / tiles_n));
   const double wave = mw * a_panel + nw * b_panel;
   const double d_a = wave;
   const double d_b = c >= tiles_n ? wave : tiles_n * b_panel + a_panel;
   const double a_rereads = tiles_m * (tiles_n - 1) * a_panel;
   const double b_rereads = (tiles_m - 1) * tiles_n * b_panel;
   const double rereads = a_rereads + b_rereads;
+  // Both reuse distances within L2 (the usual GEMM on a 192 MiB L2): hits is a_rereads x 1 +
+  // b_rereads x 1, the same sum as rereads, so hits / rereads is exactly 1 for a positive finite
+  // rereads, and the answer is 1 otherwise anyway (session 20: one division fewer).
+  if (d_a <= l2 && d_b <= l2 && rereads < std::numeric_limits<double>::infinity()) return 1.0;
   const double hits = a_rereads * reuse_hit_ratio(d_a, l2) + b_rereads * reuse_hit_ratio(d_b, l2);
   return rereads > 0 ? hits / rereads : 1.0;
 }
@@ -373,8 +383,10 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
   const double a_unique = g.batch * g.m * g.k * ds * g.a_read_factor;
   const double b_unique = (g.b_shared ? 1.0 : g.batch) * g.k * g.n * ds * g.b_read_factor;
 
-  // Output tile of tm x tn over a K range of tk: operand transfers, MTE1 and the cube.
-  auto tile_io = [&](double tm, double tn, double tk, double tiles) {
+  // Output tile of tm x tn over a K range of tk: operand transfers, MTE1 and the cube. Always
+  // inline (session 20): with three call sites GCC kept it out of line, and each call stored a
+  // closure of pointers to the captured locals and read every capture back through it.
+  auto tile_io = [&](double tm, double tn, double tk, double tiles) __attribute__((always_inline)) {
     const double a_rows = g.trans_a ? tk : tm;
     const double a_row_bytes = (g.trans_a ? tm : tk) * ds * g.a_read_factor;
     const double b_rows = g.trans_b ? tn : tk;

@@ -162,13 +162,16 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   const double in_us_per_byte = in_cycles_per_byte * in_us_per_cycle_byte;
   const double out_us_per_byte =  // 1 / (factor x gm_write_bytes_per_cycle x f)
       us_per_cycle / (plan.out.rate_factor * hw.memory.gm_write_bytes_per_cycle);
+  const bool us_finite = us_per_cycle > 0 && us_per_cycle < std::numeric_limits<double>::infinity();
 
   // Same-address conflicts grow with the cores launched and the duplicate ratio; the coefficient
   // is the loss at full chip width with every index repeated (DESIGN.md "Inter-core conflicts").
   const int chip_cores = (plan.unit == Placement::kVector) ? hw.chip.vector_cores : hw.chip.cube_cores;
+  // A zero numerator (no duplicate indices: every family but the index ones) divided by the
+  // positive core count is that zero itself, sign and all: the division is skipped (session 20).
+  const double conflict_num = hw.overhead.conflict_coefficient * plan.dup_ratio * (b - 1);
   const double conflict =
-      chip_cores > 1 ? hw.overhead.conflict_coefficient * plan.dup_ratio * (b - 1) / (chip_cores - 1)
-                     : 0.0;
+      chip_cores > 1 ? (conflict_num == 0 ? conflict_num : conflict_num / (chip_cores - 1)) : 0.0;
 
   // The stages of one tile: base (compute or memory proper), align (32-byte alignment loss) and
   // conflict (same-address serialisation); MTE1, the vector stage and FixPipe have base only.
@@ -198,7 +201,12 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   const BoundCategory vec_kind = v.scal_us > v.vec_us ? kCatScalar : kCatVector;
   // An atomic add reads each destination byte back before writing it: twice the traffic.
   const double fix_traffic = plan.fixpipe_bytes * (plan.fixpipe_atomic ? 2.0 : 1.0);
-  double fix_b = fix_traffic * (us_per_cycle / hw.cube.fixpipe_bytes_per_cycle);
+  // Without FixPipe bytes (every vector kernel) fix_traffic is a zero, and a zero times the
+  // positive, finite time per byte (FixPipe's rate at least 1 byte a cycle, us_per_cycle positive
+  // and finite) is that zero, sign and all: the division is skipped (session 20).
+  double fix_b = fix_traffic == 0 && hw.cube.fixpipe_bytes_per_cycle >= 1 && us_finite
+                     ? fix_traffic
+                     : fix_traffic * (us_per_cycle / hw.cube.fixpipe_bytes_per_cycle);
   // each pipe's own busy time, before the single-buffer folds below (x + 0.0: a stage's total)
   const double fixpipe_busy_us = fix_b + 0.0;
   const double cube_busy_us = cube_b + 0.0;

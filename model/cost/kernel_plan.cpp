@@ -28,11 +28,6 @@ void broadcast_extent(const std::vector<TensorDesc>& ts, double& elements, doubl
   }
 }
 
-std::int64_t saturating_count(double x) noexcept {
-  if (!(x >= 1.0)) return 1;  // NaN too
-  return static_cast<std::int64_t>(std::min(x, kMaxCount));
-}
-
 std::int64_t vector_tiles(double total_bytes, const HwSpec& hw, int cores,
                           std::int64_t max_parallel, double core_bytes) noexcept {
   const double chunk = core_chunk_bytes(hw, core_bytes);

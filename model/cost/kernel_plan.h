@@ -241,8 +241,11 @@ void plan_5d_transdata(KernelPlan& p, const TensorDesc& x, const TensorDesc& y, 
 inline constexpr double kMaxCount = 9007199254740992.0;  // 2^53
 
 /// x truncated to a count in [1, 2^53], as a static_cast would for an ordinary count: a NaN,
-/// zero or negative count is 1.
-[[nodiscard]] std::int64_t saturating_count(double x) noexcept;
+/// zero or negative count is 1. Inline: the cube and vector tilers call it on every prediction.
+[[nodiscard]] inline std::int64_t saturating_count(double x) noexcept {
+  if (!(x >= 1.0)) return 1;  // NaN too
+  return static_cast<std::int64_t>(std::min(x, kMaxCount));
+}
 
 /// std::ceil / std::floor, bit for bit, with a cheaper path for the usual positive value below
 /// 2^52 (truncation to an integer is exact there): x86-64's baseline has no rounding

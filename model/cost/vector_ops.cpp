@@ -190,13 +190,33 @@ KernelPlan elementwise_plan(const OpDesc& op, const ElementwiseShape& s, const H
       vector_tiles(e * ds, hw, cores, broadcast ? saturating_count(rows) : INT64_MAX, core_bytes);
   const double nt = static_cast<double>(tiles);
   const double b = std::min<double>(cores, nt);
+  // A tile's bytes and elements. Each division waits on the tile count, and the divider takes
+  // them one after another, so quotients of the same operands are formed once (session 20):
+  // - e / nt is tile_bytes / ds when ds is a power of two: e x 2^k / nt rounds to 2^k times the
+  //   rounded e / nt (scaling by 2^k is exact; e x ds is finite and e / nt is 0 or at least
+  //   2^-53, never subnormal), so dividing tile_bytes by 2^k (a multiply, div_pow2) gives it;
+  // - bytes equal to e x ds (or twice that: two full inputs) divide to tile_bytes (or twice it,
+  //   exact for the same reason).
+  const double eds = e * ds;
+  const double tile_bytes = eds / nt;
+  const bool ds_pow2 = ds > 0 && (std::bit_cast<std::uint64_t>(ds) << 12) == 0 && ds < 1e300;
+  const double tile_elements = ds_pow2 ? div_pow2(tile_bytes, ds) : e / nt;
+  auto per_tile = [&](double bytes) {
+    Transfer t;
+    t.bytes = bytes == eds                  ? tile_bytes
+              : bytes == 2 * eds && eds < 1e300 ? 2 * tile_bytes
+                                                : bytes / nt;
+    t.padded_bytes = t.bytes;
+    t.transfers = t.ideal_transfers = bytes > 0 ? 1 : 0;
+    return t;  // flat_transfer(bytes, nt), bit for bit
+  };
   double broadcast_passes = 0;
   if (kind.writes_only) {
-    p.out = flat_transfer(out_bytes_all, nt);
+    p.out = per_tile(out_bytes_all);
   } else if (!broadcast) {
-    p.in = flat_transfer(s.in_bytes, nt);
+    p.in = per_tile(s.in_bytes);
     p.in.transfers = p.in.ideal_transfers = static_cast<double>(op.inputs.size());
-    p.out = flat_transfer(out_bytes_all, nt);
+    p.out = per_tile(out_bytes_all);
   } else {
     // Full-size inputs move row by row; a row-broadcast input (1, L) is loaded once per core; a
     // column-broadcast input (R, 1) is small but needs a broadcast pass over the output.
@@ -230,11 +250,11 @@ KernelPlan elementwise_plan(const OpDesc& op, const ElementwiseShape& s, const H
     }
     p.out = row_transfer(rows, last * out_ds, nt, hw);
   }
-  add_compute(p, kind, e * ds / nt, e / nt, s.scalar, hw, s.casts, out_ds);
+  add_compute(p, kind, tile_bytes, tile_elements, s.scalar, hw, s.casts, out_ds);
   // Without broadcast inputs this adds 0 x a finite cycle count, +0.0 to a sum that is never
   // -0.0: skipped, bit for bit the same.
   if (broadcast_passes > 0) {
-    p.vector_cycles += broadcast_passes * class_pass_cycles(VectorClass::kUnary, e * ds / nt, hw);
+    p.vector_cycles += broadcast_passes * class_pass_cycles(VectorClass::kUnary, tile_bytes, hw);
   }
   p.tiles = tiles;
   p.flops = e * kind.pass_count;
