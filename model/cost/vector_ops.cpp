@@ -4,6 +4,7 @@
 // rows whose last axis is not 32-byte aligned.
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <numeric>
