@@ -34,13 +34,9 @@ struct StageSums {
 };
 
 // The vector stage's split: vector, scalar and the vector core's serial transfers share it,
-// divided by their own busy times. The shares vec_us / vec_tot etc. are formed once and each
-// stage time multiplied by them (session 20, second round: a formula change under session
-// 18's rule, base x (vec_us / vec_tot) instead of base x vec_us / vec_tot, <= 1e-12 relative;
-// the split only feeds the bound categories). Zero when vec_tot is not positive.
+// divided by their own busy times.
 struct VecStageSplit {
   double vec_us, scal_us, vdma_us, vec_tot;
-  double vec_share, scal_share, vdma_share;  ///< vec_us / vec_tot etc.
   bool vector_only;  ///< scal_us and vdma_us are zero, vec_tot > 0
 };
 
@@ -58,10 +54,10 @@ inline void add_stage_time(StageSums& s, const VecStageSplit& v, double base_onc
   } else if constexpr (S == kStageVec) {
     if (v.vector_only && base < std::numeric_limits<double>::infinity()) {
       // no scalar work and no serial transfers (the usual vector kernel): their shares are
-      // base x (+-0), zeros since base is finite, which change no sum (see the top), and
-      // base - 0 is base; the vector share vec_us / (vec_us + 0 + 0) is exactly 1
+      // base x (+-0) / vec_tot, zeros since base is finite, which change no sum (see the top),
+      // and base - 0 is base; only the vector share is left to divide
       s.compute += base;
-      s.category[kCatVector] += base;
+      s.category[kCatVector] += base * v.vec_us / v.vec_tot;
     } else if (v.vec_tot == 0) {
       // no vector stage (a cube kernel without epilogue): base is 0 x a finite count, every
       // share a zero, nothing to add
@@ -72,14 +68,14 @@ inline void add_stage_time(StageSums& s, const VecStageSplit& v, double base_onc
       // take a zero (see the top); the division by vec_tot is left out of the path to the
       // duration (session 19)
       s.compute += base;
-      s.category[kCatVector] += base * v.vec_share;
-      s.category[kCatScalar] += base * v.scal_share;
+      s.category[kCatVector] += base * v.vec_us / v.vec_tot;
+      s.category[kCatScalar] += base * v.scal_us / v.vec_tot;
     } else {
-      const double dma = v.vec_tot > 0 ? base * v.vdma_share : 0;
+      const double dma = v.vec_tot > 0 ? base * v.vdma_us / v.vec_tot : 0;
       s.compute += base - dma;
       s.memory += dma;
-      s.category[kCatVector] += v.vec_tot > 0 ? base * v.vec_share : 0;
-      s.category[kCatScalar] += v.vec_tot > 0 ? base * v.scal_share : 0;
+      s.category[kCatVector] += v.vec_tot > 0 ? base * v.vec_us / v.vec_tot : 0;
+      s.category[kCatScalar] += v.vec_tot > 0 ? base * v.scal_us / v.vec_tot : 0;
       s.category[kCatMemory] += dma;
     }
   } else {  // MTE1 and the cube
@@ -201,12 +197,6 @@ OpCost evaluate(const KernelPlan& plan, const HwSpec& hw, const CoreBudget& budg
   v.vdma_us = plan.vector_dma_cycles * us_per_cycle;  // in series with the vector work
   v.vec_tot = v.vec_us + v.scal_us + v.vdma_us;
   v.vector_only = v.scal_us == 0 && v.vdma_us == 0 && v.vec_tot > 0;
-  // the shares, once per call rather than once per stage time (see VecStageSplit); the usual
-  // vector kernel (vector_only) and a kernel without vector stage use none
-  const bool split = !v.vector_only && v.vec_tot > 0;
-  v.vec_share = split ? v.vec_us / v.vec_tot : 0.0;
-  v.scal_share = split ? v.scal_us / v.vec_tot : 0.0;
-  v.vdma_share = split ? v.vdma_us / v.vec_tot : 0.0;
   const double vec_b = v.vec_tot;
   const BoundCategory vec_kind = v.scal_us > v.vec_us ? kCatScalar : kCatVector;
   // An atomic add reads each destination byte back before writing it: twice the traffic.
