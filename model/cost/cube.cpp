@@ -380,12 +380,6 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
   const double ra = (a_nz ? 1.0 : hw.cube.nd2nz_load_factor) *
                     (g.trans_a ? hw.cube.transposed_a_efficiency : 1.0);
   const double rb = b_nz ? 1.0 : hw.cube.nd2nz_load_factor;
-  // Their reciprocals (read time per byte relative to the full rate), from the spec alone: the
-  // tile's rate factor below multiplies by them instead of dividing the tile bytes on the
-  // tile-count chain (session 20, second round: a formula change under session 18's rule,
-  // <= 1e-12 relative over the prediction golden).
-  const double ra_inv = 1.0 / ra;  // 1 / ra
-  const double rb_inv = 1.0 / rb;  // 1 / rb
   const double a_unique = g.batch * g.m * g.k * ds * g.a_read_factor;
   const double b_unique = (g.b_shared ? 1.0 : g.batch) * g.k * g.n * ds * g.b_read_factor;
 
@@ -412,7 +406,7 @@ KernelPlan plan_cube(const OpDesc& op, const OpFacts& f, const HwSpec& hw, int c
     const bool full_rate = ra == 1.0 && rb == 1.0 && p.in.padded_bytes > 0 &&
                            p.in.padded_bytes < std::numeric_limits<double>::infinity();
     p.in.rate_factor =
-        full_rate ? 1.0 : p.in.padded_bytes / (ta.padded_bytes * ra_inv + tb.padded_bytes * rb_inv);
+        full_rate ? 1.0 : p.in.padded_bytes / (ta.padded_bytes / ra + tb.padded_bytes / rb);
     // Unique operand bytes; every other byte read is a re-read of an operand block through L2.
     const double read_total = p.in.padded_bytes * tiles;
     p.reread_fraction =
