@@ -86,16 +86,17 @@ ConvFmap conv_out_map(const ConvOperands& c, double area, double cout) noexcept 
   return fy;
 }
 
-// What a convolution's implicit GEMM takes from its maps once the kernel area is known, shared
-// by conv_gemm and conv_gemm_pre: the output channels per group (from the filter, else the output
-// map), the output map (given, or from the strides for a Conv2D), M and the read factors of the
-// im2col operand, the batch of groups and the operand layouts. K and N, which K0 pads, are
-// conv_k_n's.
+// conv_dims's answer: what conv_k_n and the callers read beside the GEMM it fills.
 struct ConvDims {
   double cout;  ///< output channels per group
   double area;  ///< kernel area, at least 1
 };
 
+// What a convolution's implicit GEMM takes from its maps once the kernel area is known, shared
+// by conv_gemm and conv_gemm_pre: the output channels per group (from the filter, else the output
+// map), the output map (given, or from the strides for a Conv2D), M and the read factors of the
+// im2col operand, the batch of groups and the operand layouts. K and N, which K0 pads, are
+// conv_k_n's.
 ConvDims conv_dims(const ConvOperands& c, OpRole role, double area, Gemm& g) noexcept {
   const ConvFmap& fx = c.fx;
   const double groups = c.groups;
